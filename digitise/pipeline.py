@@ -1,0 +1,309 @@
+"""The whole job: pages in, ``.mat`` and report out (``scan``), and many matches at once (``batch``).
+
+``scan`` joins the reader (:mod:`digitise.vision.read`) and the solver
+(:mod:`digitise.solve`). ``batch`` runs ``scan`` for every match found in a
+folder, in worker processes, and never lets one bad file stop the others.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
+from digitise.fileio import write_atomic
+
+log = logging.getLogger(__name__)
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf", ".bmp", ".webp"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    """What ``digitise scan`` was asked for, beyond the pages."""
+
+    players: tuple[str, str] | None = None
+    length: int | None = None
+    template: str | None = None
+    #: "given": pages in the order given; "header": by the page number written on each.
+    order: str = "given"
+    corrections: Path | None = None
+    overwrite: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScanSummary:
+    """What a scan produced, for the summary line and the batch summary."""
+
+    output: str
+    report: str | None
+    pages: int
+    games: int
+    turns: int
+    flagged: int
+    #: Pages that could not be read: "file: page N: reason".
+    page_errors: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """FLAGGED when a person should look at the result, else OK."""
+        return ExitCode.FLAGGED if self.flagged or self.page_errors else ExitCode.OK
+
+
+def natural_key(path: Path) -> list[object]:
+    """Sort ``page10`` after ``page9``."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
+
+
+def scan(pages: Sequence[Path], output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
+    """Read ``pages`` as one match, solve it, write the ``.mat`` (and the report).
+
+    Raises :class:`DigitiseError` when nothing usable could be read. Pages that
+    fail on their own are listed in the summary (and flagged in the report);
+    the rest of the match is still written.
+    """
+    from digitise.notation.mat import format_mat
+    from digitise.solve import load_corrections, report_to_json, solve
+    from digitise.vision.read import read_pages
+
+    if not pages:
+        raise InputError("no pages given")
+    for target in (output, report):
+        if target is not None and target.exists() and not options.overwrite:
+            raise OutputError("exists already (use --force to replace it)", target)
+    outcome = read_pages(list(pages), template=options.template)
+    page_errors = tuple(err.message for err in outcome.errors)
+    readings = outcome.readings
+    if not readings.pages:
+        first = outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
+        raise first
+    if options.order == "header":
+        readings = order_by_header(readings)
+    corrections = load_corrections(options.corrections) if options.corrections else None
+    result = solve(readings, players=options.players, length=options.length, corrections=corrections)
+    report_doc = dict(result.report)
+    report_doc["sources"] = [str(Path(p).resolve()) for p in pages]
+    report_doc["page_errors"] = list(page_errors)
+    readings_path = None
+    if report is not None:
+        from digitise.notation.readings import readings_to_json
+
+        readings_path = report.with_name(report.name.removesuffix(".json") + ".readings.json")
+        write_atomic(readings_path, readings_to_json(readings), overwrite=True)
+        report_doc["readings"] = readings_path.name
+    write_atomic(output, format_mat(result.match), overwrite=options.overwrite)
+    if report is not None:
+        write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
+    turns = [t for g in result.report.get("games", []) for t in g.get("turns", [])]
+    return ScanSummary(
+        output=str(output),
+        report=str(report) if report else None,
+        pages=len(readings.pages),
+        games=len(result.report.get("games", [])),
+        turns=len(turns),
+        flagged=sum(1 for t in turns if t.get("flagged")),
+        page_errors=page_errors,
+    )
+
+
+def order_by_header(readings: Any) -> Any:
+    """Readings with pages sorted by their written page number, when every page has one."""
+    from dataclasses import replace
+
+    numbers = []
+    for page in readings.pages:
+        field_ = page.header.get("page") if isinstance(page.header, Mapping) else None
+        value = field_.get("value") if isinstance(field_, Mapping) else field_
+        if value is None or not str(value).strip().isdigit():
+            log.warning("not every page has a readable page number; keeping the given order")
+            return readings
+        numbers.append(int(str(value).strip()))
+    order = sorted(range(len(numbers)), key=lambda i: (numbers[i], i))
+    return replace(readings, pages=tuple(readings.pages[i] for i in order))
+
+
+# --------------------------------------------------------------------------- batch
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One match of a batch: its name, its pages (files) and where its outputs go."""
+
+    name: str
+    pages: tuple[Path, ...]
+    output: Path
+    report: Path
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """How one job ended: "done", "flagged", "skipped" (already done) or "failed"."""
+
+    name: str
+    status: str
+    pages: int
+    reason: str = ""
+    turns: int = 0
+    flagged: int = 0
+    seconds: float = 0.0
+    page_errors: tuple[str, ...] = field(default=())
+
+
+def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobResult]]:
+    """The matches in ``input_dir``: one per sub-folder of pages and one per PDF or TIFF file.
+
+    A loose image at the top is a one-page match. Folders and files that hold
+    nothing readable come back as failed results, not exceptions.
+    """
+    if not input_dir.is_dir():
+        raise InputError("not a folder", input_dir)
+    jobs: list[Job] = []
+    failed: list[JobResult] = []
+    for entry in sorted(input_dir.iterdir(), key=natural_key):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            pages = tuple(sorted((p for p in entry.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
+                                  and not p.name.startswith(".")), key=natural_key))
+            if not pages:
+                failed.append(JobResult(entry.name, "failed", 0, f"{entry}: no image or PDF inside"))
+                continue
+            name = entry.name
+        elif entry.suffix.lower() in IMAGE_SUFFIXES:
+            pages, name = (entry,), entry.stem
+        else:
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
+            continue
+        jobs.append(Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json"))
+    return jobs, failed
+
+
+def run_job(job: Job, options: ScanOptions) -> JobResult:
+    """Scan one job; every failure becomes a result, so a batch never stops."""
+    start = time.perf_counter()
+    try:
+        summary = scan(list(job.pages), job.output, job.report, options)
+    except DigitiseError as exc:
+        return JobResult(job.name, "failed", len(job.pages), exc.message, seconds=time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - a bug in one job must not cost the batch
+        log.debug("job %s crashed", job.name, exc_info=True)
+        return JobResult(job.name, "failed", len(job.pages), f"{job.name}: internal error: {type(exc).__name__}: {exc}",
+                         seconds=time.perf_counter() - start)
+    status = "flagged" if summary.flagged or summary.page_errors else "done"
+    return JobResult(job.name, status, len(job.pages), turns=summary.turns, flagged=summary.flagged,
+                     seconds=time.perf_counter() - start, page_errors=summary.page_errors)
+
+
+def _init_worker() -> None:
+    # One process per core: keep each library single-threaded so jobs don't fight.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import cv2
+
+        cv2.setNumThreads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSummary:
+    """All job results of a batch, in the order of the jobs."""
+
+    results: tuple[JobResult, ...]
+    seconds: float
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """BAD_INPUT if a job failed, FLAGGED if one needs review, else OK."""
+        statuses = {r.status for r in self.results}
+        if "failed" in statuses:
+            return ExitCode.BAD_INPUT
+        if "flagged" in statuses:
+            return ExitCode.FLAGGED
+        return ExitCode.OK
+
+    def to_json(self) -> str:
+        """The ``summary.json`` document."""
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        doc = {
+            "counts": dict(sorted(counts.items())),
+            "jobs": [{k: v for k, v in asdict(r).items() if k != "seconds"} for r in self.results],
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def batch(
+    input_dir: Path,
+    output_dir: Path,
+    options: ScanOptions,
+    *,
+    jobs: int | None = None,
+    progress: Callable[[JobResult], None] | None = None,
+    runner: Callable[[Job, ScanOptions], JobResult] = run_job,
+) -> BatchSummary:
+    """Convert every match under ``input_dir`` into ``output_dir``.
+
+    Matches already converted are skipped unless ``options.overwrite``.
+    ``runner`` is the per-job function (tests inject failing ones); it runs in
+    ``jobs`` worker processes (default: all cores).
+    """
+    start = time.perf_counter()
+    found, failed = find_jobs(input_dir, output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, JobResult] = {r.name: r for r in failed}
+    todo: list[Job] = []
+    for job in found:
+        if job.output.exists() and not options.overwrite:
+            results[job.name] = JobResult(job.name, "skipped", len(job.pages), "already converted (use --force)")
+        else:
+            todo.append(job)
+    for r in results.values():
+        if progress:
+            progress(r)
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    if workers == 1:
+        for job in todo:
+            result = runner(job, options)
+            results[job.name] = result
+            if progress:
+                progress(result)
+    else:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
+            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, options): job for job in todo}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # noqa: BLE001 - a worker that died
+                        result = JobResult(job.name, "failed", len(job.pages), f"{job.name}: worker failed: {exc}")
+                    results[job.name] = result
+                    if progress:
+                        progress(result)
+    names = [r.name for r in failed] + [j.name for j in found]
+    summary = BatchSummary(tuple(results[n] for n in names), time.perf_counter() - start)
+    # The summary is the batch's own log: each run replaces it on purpose.
+    write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
+    return summary
+
+
+def iter_failures(summary: BatchSummary) -> Iterator[JobResult]:
+    """The failed jobs of a batch, for the final report."""
+    return (r for r in summary.results if r.status == "failed")
+
+
+def is_terminal() -> bool:
+    """True when progress can be drawn as a bar (stderr is a terminal)."""
+    return sys.stderr.isatty()

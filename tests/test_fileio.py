@@ -1,0 +1,39 @@
+"""Outputs are written atomically and never silently overwritten."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from digitise.errors import ExitCode, OutputError
+from digitise.fileio import write_atomic
+
+
+def test_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "m.mat"
+    write_atomic(target, "one\n")
+    assert target.read_text() == "one\n"
+    with pytest.raises(OutputError) as info:
+        write_atomic(target, "two\n")
+    assert info.value.exit_code is ExitCode.OUTPUT
+    assert str(target) in info.value.message and "--force" in info.value.message
+    assert target.read_text() == "one\n"
+    write_atomic(target, b"two\n", overwrite=True)
+    assert target.read_bytes() == b"two\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.mat"], "no temporary file left behind"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_folder_is_an_output_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(OutputError, match="cannot write"):
+        write_atomic(locked / "m.mat", "x")
+
+
+def test_output_into_a_file_path_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="cannot write"):
+        write_atomic(tmp_path / "file" / "m.mat", "x")

@@ -1,0 +1,96 @@
+"""Batch behaviour with injected jobs: bad files never stop a batch, reruns skip, summaries are complete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digitise.errors import ExitCode, InputError, PageError
+from digitise.fileio import write_atomic
+from digitise.pipeline import Job, JobResult, ScanOptions, batch, find_jobs
+
+
+def _fake_runner(job: Job, options: ScanOptions) -> JobResult:
+    """Pretends to scan: fails on files named 'bad', crashes on 'crash', else writes the .mat."""
+    names = " ".join(p.name for p in job.pages)
+    if "crash" in names:
+        raise RuntimeError("boom")
+    if "bad" in names:
+        return JobResult(job.name, "failed", len(job.pages), PageError("not a recording note", job.pages[0], "page 1").message)
+    write_atomic(job.output, f"{len(job.pages)} pages\n", overwrite=options.overwrite)
+    return JobResult(job.name, "done", len(job.pages), turns=3)
+
+
+def _crashing_runner(job: Job, options: ScanOptions) -> JobResult:
+    if job.name == "m2":
+        raise RuntimeError("worker bug")
+    return _fake_runner(job, options)
+
+
+def _tree(root: Path) -> Path:
+    scans = root / "scans"
+    (scans / "m1").mkdir(parents=True)
+    (scans / "m1" / "page10.png").write_bytes(b"x")
+    (scans / "m1" / "page9.png").write_bytes(b"x")
+    (scans / "m2").mkdir()
+    (scans / "m2" / "bad.png").write_bytes(b"x")
+    (scans / "empty").mkdir()
+    (scans / "notes.txt").write_text("hello")
+    (scans / "single.pdf").write_bytes(b"%PDF")
+    return scans
+
+
+def test_find_jobs_one_match_per_folder_or_file(tmp_path: Path) -> None:
+    jobs, failed = find_jobs(_tree(tmp_path), tmp_path / "out")
+    assert [j.name for j in jobs] == ["m1", "m2", "single"]
+    # Pages sort naturally: page9 before page10.
+    assert [p.name for p in jobs[0].pages] == ["page9.png", "page10.png"]
+    assert {r.name: r.status for r in failed} == {"empty": "failed", "notes.txt": "failed"}
+    assert all(r.reason for r in failed)
+
+
+def test_find_jobs_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a folder"):
+        find_jobs(tmp_path / "missing", tmp_path / "out")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_batch_goes_on_past_bad_files(tmp_path: Path, jobs: int) -> None:
+    out = tmp_path / "out"
+    summary = batch(_tree(tmp_path), out, ScanOptions(), jobs=jobs, runner=_fake_runner)
+    status = {r.name: r.status for r in summary.results}
+    assert status == {"empty": "failed", "notes.txt": "failed", "m1": "done", "m2": "failed", "single": "done"}
+    assert summary.exit_code is ExitCode.BAD_INPUT
+    assert (out / "m1.mat").read_text() == "2 pages\n"
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["counts"] == {"done": 2, "failed": 3}
+    reasons = {j["name"]: j["reason"] for j in doc["jobs"]}
+    assert "bad.png: page 1: not a recording note" in reasons["m2"]
+
+
+def test_batch_survives_a_crashing_job(tmp_path: Path) -> None:
+    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=2, runner=_crashing_runner)
+    crashed = next(r for r in summary.results if r.name == "m2")
+    assert crashed.status == "failed" and "worker bug" in crashed.reason
+    assert next(r for r in summary.results if r.name == "m1").status == "done"
+
+
+def test_rerun_skips_done_matches_unless_forced(tmp_path: Path) -> None:
+    scans, out = _tree(tmp_path), tmp_path / "out"
+    batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    (out / "m1.mat").write_text("kept\n")
+    again = batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    assert {r.name: r.status for r in again.results}["m1"] == "skipped"
+    assert (out / "m1.mat").read_text() == "kept\n"
+    forced = batch(scans, out, ScanOptions(overwrite=True), jobs=1, runner=_fake_runner)
+    assert {r.name: r.status for r in forced.results}["m1"] == "done"
+    assert (out / "m1.mat").read_text() == "2 pages\n"
+
+
+def test_batch_progress_reports_every_job(tmp_path: Path) -> None:
+    seen: list[str] = []
+    batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner,
+          progress=lambda r: seen.append(r.name))
+    assert sorted(seen) == ["empty", "m1", "m2", "notes.txt", "single"]
