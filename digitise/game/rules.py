@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import enum
+from dataclasses import dataclass, field
 
 from digitise.game.position import BAR, CHECKERS, OFF, Position
 
@@ -66,8 +66,19 @@ class Play:
         return tuple(s.die for s in self.steps)
 
     def __str__(self) -> str:
-        """GNU Backgammon's layout: one step per die, highest source first."""
-        return " ".join(str(s) for s in sorted(self.steps, key=lambda s: (-s.source, -s.destination)))
+        """GNU Backgammon's layout: one step per die, highest source first.
+
+        As gnubg does, the ``*`` goes on the first step written that lands on
+        a point where a blot was hit, whichever checker actually got there first
+        (``8/5* 6/5``).
+        """
+        hit_points = {s.destination for s in self.steps if s.hit}
+        words = []
+        for s in sorted(self.steps, key=lambda s: (-s.source, -s.destination)):
+            hit = s.destination in hit_points
+            hit_points.discard(s.destination)
+            words.append(f"{s.source}/{s.destination}{'*' if hit else ''}")
+        return " ".join(words)
 
 
 class GameValue(enum.IntEnum):
@@ -78,44 +89,48 @@ class GameValue(enum.IntEnum):
     BACKGAMMON = 3
 
 
-def _single_steps(me: list[int], opp: list[int], die: int) -> list[int]:
-    """Source points from which ``die`` can legally be played."""
+#: One step while searching: (source, destination, die, hit). Plain tuples are
+#: several times cheaper to build than :class:`Step`, which is made only for
+#: the plays kept.
+_RawStep = tuple[int, int, int, bool]
+
+
+def _single_steps(me: list[int], opp: list[int], die: int, ceiling: int = BAR) -> list[int]:
+    """Source points up to ``ceiling`` from which ``die`` can legally be played, highest first."""
     if me[BAR]:
         return [BAR] if opp[die] < 2 else []
     sources = []
-    all_home = sum(me[7:26]) == 0
-    highest = 0
-    if all_home:
-        for p in range(6, 0, -1):
-            if me[p]:
-                highest = p
-                break
-    for p in range(24, 0, -1):
-        if not me[p]:
-            continue
-        dest = p - die
-        if dest >= 1:
-            if opp[25 - dest] < 2:
-                sources.append(p)
-        elif all_home and (dest == 0 or p == highest):
+    # Bearing off is allowed once no checker is outside the home board (1..6).
+    all_home = sum(me[7:25]) == 0
+    for p in range(min(ceiling, 24), die, -1):
+        if me[p] and opp[25 - p + die] < 2:
             sources.append(p)
+    if all_home:
+        if me[die]:
+            if die <= ceiling:
+                sources.append(die)
+        elif not any(me[die + 1:7]):
+            # A higher die bears off from the highest occupied point only.
+            for p in range(die - 1, 0, -1):
+                if me[p]:
+                    if p <= ceiling:
+                        sources.append(p)
+                    break
     return sources
 
 
-def _apply(me: list[int], opp: list[int], source: int, die: int) -> tuple[list[int], list[int], Step]:
+def _apply(me: list[int], opp: list[int], source: int, die: int) -> tuple[list[int], list[int], _RawStep]:
+    """The sides after one checker moves from ``source`` by ``die``, and the step taken."""
     me2 = me.copy()
-    dest = max(source - die, OFF)
+    dest = source - die if source > die else OFF
     me2[source] -= 1
     me2[dest] += 1
-    hit = False
-    if dest:
-        there = 25 - dest
-        if opp[there] == 1:
-            opp = opp.copy()
-            opp[there] = 0
-            opp[BAR] += 1
-            hit = True
-    return me2, opp, Step(source, dest, die, hit)
+    if dest and opp[25 - dest] == 1:
+        opp = opp.copy()
+        opp[25 - dest] = 0
+        opp[BAR] += 1
+        return me2, opp, (source, dest, die, True)
+    return me2, opp, (source, dest, die, False)
 
 
 def legal_plays(position: Position, roll: Roll) -> tuple[Play, ...]:
@@ -130,10 +145,11 @@ def legal_plays(position: Position, roll: Roll) -> tuple[Play, ...]:
     same number of dice.
     """
     me, opp = list(position.mine), list(position.theirs)
-    found: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Step, ...]] = {}
+    # Resulting position (both sides) -> the first step sequence that reached it.
+    found: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[_RawStep, ...]] = {}
     best = 0
 
-    def record(m: list[int], o: list[int], steps: tuple[Step, ...]) -> None:
+    def record(m: list[int], o: list[int], steps: tuple[_RawStep, ...]) -> None:
         nonlocal best
         if len(steps) < best:
             return
@@ -145,14 +161,12 @@ def legal_plays(position: Position, roll: Roll) -> tuple[Play, ...]:
     if roll.is_double:
         die = roll.high
 
-        def walk(m: list[int], o: list[int], steps: tuple[Step, ...], ceiling: int) -> None:
+        def walk(m: list[int], o: list[int], steps: tuple[_RawStep, ...], ceiling: int) -> None:
             # Steps of a doublet are taken highest source first: every set of
             # steps can be ordered so, and it avoids exploring permutations.
             moved = False
             if len(steps) < 4:
-                for source in _single_steps(m, o, die):
-                    if source > ceiling:
-                        continue
+                for source in _single_steps(m, o, die, ceiling):
                     m2, o2, step = _apply(m, o, source, die)
                     walk(m2, o2, steps + (step,), source)
                     moved = True
@@ -162,8 +176,7 @@ def legal_plays(position: Position, roll: Roll) -> tuple[Play, ...]:
         walk(me, opp, (), BAR)
     else:
         for first, second in ((roll.high, roll.low), (roll.low, roll.high)):
-            sources = _single_steps(me, opp, first)
-            for source in sources:
+            for source in _single_steps(me, opp, first):
                 m1, o1, step1 = _apply(me, opp, source, first)
                 seconds = _single_steps(m1, o1, second)
                 if not seconds:
@@ -171,19 +184,35 @@ def legal_plays(position: Position, roll: Roll) -> tuple[Play, ...]:
                 for source2 in seconds:
                     m2, o2, step2 = _apply(m1, o1, source2, second)
                     record(m2, o2, (step1, step2))
-        if best == 1:
-            # Only one die can be played: it must be the higher when possible.
-            if any(steps[0].die == roll.high for steps in found.values()):
-                for key in [k for k, s in found.items() if s[0].die != roll.high]:
-                    del found[key]
+        # Only one die can be played: it must be the higher when possible.
+        if best == 1 and any(steps[0][2] == roll.high for steps in found.values()):
+            for key in [k for k, s in found.items() if s[0][2] != roll.high]:
+                del found[key]
     if best == 0:
         return ()
-    return tuple(Play(steps, Position(tuple(m), tuple(o))) for (m, o), steps in found.items())
+    return tuple(
+        Play(tuple([_step(raw) for raw in steps]), Position._unchecked(m, o))
+        for (m, o), steps in found.items()
+    )
+
+
+#: Steps are immutable and there are only a few thousand distinct ones, so
+#: plays share them instead of building new ones (a third of the run time).
+_STEPS: dict[_RawStep, Step] = {}
+
+
+def _step(raw: _RawStep) -> Step:
+    """The shared :class:`Step` for ``raw``."""
+    step = _STEPS.get(raw)
+    if step is None:
+        step = _STEPS[raw] = Step(*raw)
+    return step
 
 
 def is_closed_out(position: Position) -> bool:
     """True when the player on roll is on the bar and every entry point is made."""
-    return position.mine[BAR] > 0 and all(position.theirs[p] >= 2 for p in range(19, 25))
+    # My entry point 25 - d is the opponent's point d: their home board, 1..6.
+    return position.mine[BAR] > 0 and all(position.theirs[p] >= 2 for p in range(1, 7))
 
 
 def game_value(position: Position) -> GameValue | None:
@@ -208,6 +237,9 @@ def play_from_moves(position: Position, roll: Roll, moves: list[tuple[int, int]]
 
     Moves may be compressed (``24/14`` for two steps of one checker): a play
     is identified by the position it leads to, so the net movements suffice.
+    Two plays can move my checkers alike but hit differently (``6/5* 5/3``
+    and ``6/4 4/3``); then the play whose single steps are exactly ``moves``
+    wins, so uncompressed moves are never ambiguous.
     """
     me = list(position.mine)
     for source, dest in moves:
@@ -216,7 +248,9 @@ def play_from_moves(position: Position, roll: Roll, moves: list[tuple[int, int]]
         me[source] -= 1
         me[dest] += 1
     target = tuple(me)
-    for play in legal_plays(position, roll):
-        if play.result.mine == target:
+    candidates = [play for play in legal_plays(position, roll) if play.result.mine == target]
+    written = sorted(moves)
+    for play in candidates:
+        if sorted((s.source, s.destination) for s in play.steps) == written:
             return play
-    return None
+    return candidates[0] if candidates else None

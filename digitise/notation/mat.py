@@ -1,0 +1,793 @@
+"""JellyFish ``.mat`` match files: read what GNU Backgammon, JellyFish, Backgammon
+Galaxy and Backgammon Studio write, and write exactly GNU Backgammon's layout.
+
+The reader is tolerant in the way python-chess reads PGN: it collects every
+problem (line number and reason) and keeps going, skipping a bad line and
+carrying on with the next one, so one smudged move does not lose a match.
+Every play is replayed from the starting position with :mod:`digitise.game.rules`,
+so the record carries real engine :class:`~digitise.game.rules.Play` objects
+(steps, hits, resulting position), whatever shorthand the file used.
+
+Conventions of the record (:mod:`digitise.game.record`):
+
+* the left column is ``Side.BOTTOM``, the right column ``Side.TOP``;
+* a roll that cannot be played (a dance), or a roll thrown and then conceded,
+  is a ``MOVE`` with ``play=None``; a move no legal play matches is also kept as
+  ``play=None``, with a problem;
+* ``DOUBLE`` carries the offered cube value in ``cube``; ``RESIGN`` is taken by
+  the loser and carries the points in ``points`` (a ``Wins N`` that ends a game
+  still in progress is such a resignation);
+* ``GameRecord.points`` is what the file's ``Wins N`` line says (which may be
+  capped at what the winner needed in the last game), else the replayed value.
+
+The writer copies GNU Backgammon 1.07's own export byte for byte (checked by
+re-exporting with gnubg): column 33 for the right player, one step per die
+sorted by source, ``*`` on hits, 25 for the bar, 0 for off, its spacing
+around ``Wins`` lines, and no timestamps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from pathlib import Path
+
+from digitise.errors import MatFormatError
+from digitise.fileio import write_atomic
+from digitise.game.match import Score
+from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
+from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
+from digitise.game.rules import Play, Roll, game_value, is_closed_out, legal_plays
+
+__all__ = [
+    "CLOSED_OUT_ROLL",
+    "MatProblem",
+    "MatReadResult",
+    "format_mat",
+    "parse_mat",
+    "read_mat",
+    "read_mat_strict",
+    "with_closed_out_dances",
+    "write_mat",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MatProblem:
+    """Something wrong in a ``.mat`` file: the 1-based line (0: the file as a whole) and why."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+@dataclass(frozen=True, slots=True)
+class MatReadResult:
+    """A match read from ``.mat`` text, with everything the reader had to skip or doubt."""
+
+    match: MatchRecord
+    problems: tuple[MatProblem, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """True when the file was read without any problem."""
+        return not self.problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_METADATA = re.compile(r'^\s*;\s*\[\s*([^"\]]*?)\s+"(.*)"\s*\]\s*$')
+_LENGTH = re.compile(r"^\s*(\d+)\s+points?\s+match\b", re.IGNORECASE)
+_GAME = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
+_SCORE = re.compile(r"^\s*(?P<n1>.*?)\s*:\s*(?P<s1>\d+)\s+(?P<n2>.*?)\s*:\s*(?P<s2>\d+)\s*$")
+_NUMBERED = re.compile(r"^\s*(\d+)\)")
+# An entry starts with dice ("52:") or a cube/result word; what follows up to the next
+# entry belongs to it. Two digits anywhere are accepted here so that bad dice ("72:")
+# become a reported problem instead of unreadable text.
+_ENTRY = re.compile(
+    r"(?P<dice>(?<![\w/*])\d\d:)"
+    r"|(?P<word>\b(?:Doubles|Takes|Drops|Wins|Losses|Beavers|Raccoons)\b)",
+    re.IGNORECASE,
+)
+_DOUBLE = re.compile(r"^Doubles\s*=>\s*(\d+)$", re.IGNORECASE)
+_WINS = re.compile(r"^Wins\s+(\d+)\s+points?(\s+and\s+the\s+match)?\.?$", re.IGNORECASE)
+_LOSSES = re.compile(r"^Losses\s+(\d+)\s+points?\.?$", re.IGNORECASE)
+_STEP_TOKEN = re.compile(
+    r"^(?P<path>(?:bar|\d+)(?:/(?:bar|off|\d+)\*?)+)(?:\((?P<count>\d)\))?$", re.IGNORECASE
+)
+_NO_PLAY = {"", "cannot move", "can't move", "no move", "????"}
+# An entry starting this far right of the ")" is in the right-hand column. gnubg puts a
+# left entry 1-2 characters after it, a right-only entry ~28; other writers are alike.
+_RIGHT_GAP = 8
+# On a line without a move number (a lone "Wins N points"), the same split by column.
+_RIGHT_COLUMN = 20
+
+
+class _ProblemLog:
+    def __init__(self) -> None:
+        self.items: list[MatProblem] = []
+
+    def add(self, line: int, reason: str) -> None:
+        self.items.append(MatProblem(line, reason))
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One column of one line: who, where, and its text (dice and play, or a cube word)."""
+
+    side: Side
+    line: int
+    text: str
+
+
+def _is_binary(text: str) -> bool:
+    if "\x00" in text:
+        return True
+    sample = text[:4096]
+    if not sample:
+        return False
+    bad = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\r\n\f\v")
+    return bad > max(2, len(sample) // 100)
+
+
+def _split_entries(body: str, offset: int) -> tuple[list[tuple[int, str]], str]:
+    """The entries of a line's body as (column, text), and any text before the first one."""
+    starts = [m.start() for m in _ENTRY.finditer(body)]
+    entries = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(body)
+        entries.append((offset + start, body[start:end].strip()))
+    lead = body[: starts[0]] if starts else body
+    return entries, lead.strip()
+
+
+def _line_entries(raw: str, number: int, log: _ProblemLog) -> list[_Entry]:
+    """The entries of one line inside a game, each assigned to the left or right column."""
+    line = raw.expandtabs(8)
+    numbered = _NUMBERED.match(line)
+    if numbered:
+        body_start = numbered.end()
+        entries, lead = _split_entries(line[body_start:], body_start)
+        if lead:
+            log.add(number, f"unrecognised text {lead!r}")
+        if len(entries) > 2:
+            log.add(number, f"more than two entries on one line: {line.strip()!r}")
+            return []
+        if len(entries) == 2:
+            return [_Entry(Side.BOTTOM, number, entries[0][1]), _Entry(Side.TOP, number, entries[1][1])]
+        if len(entries) == 1:
+            column, text = entries[0]
+            side = Side.TOP if column - body_start >= _RIGHT_GAP else Side.BOTTOM
+            return [_Entry(side, number, text)]
+        return []
+    entries, lead = _split_entries(line, 0)
+    if lead:
+        log.add(number, f"unrecognised line {line.strip()!r}")
+        return []
+    if len(entries) != 1:
+        log.add(number, f"unnumbered line with {len(entries)} entries: {line.strip()!r}")
+        return []
+    column, text = entries[0]
+    return [_Entry(Side.TOP if column >= _RIGHT_COLUMN else Side.BOTTOM, number, text)]
+
+
+def _parse_steps(text: str) -> tuple[list[tuple[int, int]], set[int]] | None:
+    """(source, destination) pairs of a written play and the points marked as hit, or None."""
+    moves: list[tuple[int, int]] = []
+    hits: set[int] = set()
+    for token in text.split():
+        m = _STEP_TOKEN.match(token)
+        if not m:
+            return None
+        points: list[int] = []
+        marked: list[int] = []
+        for i, part in enumerate(m.group("path").split("/")):
+            hit = part.endswith("*")
+            name = part.rstrip("*").lower()
+            value = BAR if name == "bar" else OFF if name == "off" else int(name)
+            if i == 0 and name == "off" or i > 0 and name == "bar" or not 0 <= value <= BAR:
+                return None
+            points.append(value)
+            if hit:
+                marked.append(value)
+        pairs = list(pairwise(points))
+        if any(a <= b for a, b in pairs):
+            return None
+        count = int(m.group("count") or 1)
+        if count < 1:
+            return None
+        moves.extend(pairs * count)
+        hits.update(p for p in marked if p)
+    return moves, hits
+
+
+def _net_checkers(mine: tuple[int, ...], moves: list[tuple[int, int]]) -> tuple[int, ...] | None:
+    """The mover's checkers after ``moves``, in any order (writers differ); None if impossible."""
+    after = list(mine)
+    for source, dest in moves:
+        after[source] -= 1
+        after[dest] += 1
+    return tuple(after) if min(after) >= 0 else None
+
+
+def _resolve_play(position: Position, legal: tuple[Play, ...], moves: list[tuple[int, int]],
+                  hits: set[int]) -> Play | None:
+    """The legal play the written moves describe.
+
+    A play is identified by where the mover's checkers end up (so ``24/14`` and
+    ``24/18 18/14`` are the same); when two legal plays end alike but hit
+    differently, the written intermediate points and hit marks decide.
+    """
+    target = _net_checkers(position.mine, moves)
+    if target is None:
+        return None
+    candidates = [p for p in legal if p.result.mine == target]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    written = Counter(moves)
+
+    def fit(play: Play) -> tuple[bool, bool]:
+        steps = Counter((s.source, s.destination) for s in play.steps)
+        hit_points = {s.destination for s in play.steps if s.hit}
+        return steps == written, hit_points == hits
+
+    return max(candidates, key=fit)
+
+
+def _forced_result(position: Position, moves: list[tuple[int, int]]) -> Position | None:
+    """Best-effort position after an illegal play, so one bad move does not spoil the game."""
+    mine = _net_checkers(position.mine, moves)
+    if mine is None:
+        return None
+    theirs = list(position.theirs)
+    for _, dest in moves:
+        if 1 <= dest <= 24 and theirs[25 - dest] == 1:
+            theirs[25 - dest] = 0
+            theirs[BAR] += 1
+    try:
+        return Position(mine, tuple(theirs))
+    except ValueError:
+        return None
+
+
+def _points_word(points: int) -> str:
+    return f"{points} point" if points == 1 else f"{points} points"
+
+
+class _GameReader:
+    """Replays one game's entries, building its actions and checking them against the rules."""
+
+    def __init__(self, number: int, line: int, length: int, score: Score, crawford: bool,
+                 log: _ProblemLog) -> None:
+        self.number = number
+        self.length = length
+        self.line = line
+        self.score = score
+        self.crawford = crawford
+        self.log = log
+        self.boards: dict[Side, tuple[int, ...]] = {
+            Side.BOTTOM: Position.initial().mine,
+            Side.TOP: Position.initial().mine,
+        }
+        self.actions: list[Action] = []
+        self.cube = 1
+        self.owner: Side | None = None
+        self.offered: tuple[Side, int] | None = None
+        self.to_roll: Side | None = None
+        self.winner: Side | None = None
+        #: Points the game is worth by the board or the cube (None until it ends).
+        self.value: int | None = None
+        self.written_points: int | None = None
+        self.unplayed: _Entry | None = None
+
+    def position(self, side: Side) -> Position:
+        return Position(self.boards[side], self.boards[side.opponent])
+
+    def feed(self, entry: _Entry) -> None:
+        text = entry.text
+        word = text.split(None, 1)[0].lower()
+        if word == "wins":
+            self._wins(entry)
+            return
+        if self.winner is not None:
+            self.log.add(entry.line, f"{text!r} after the end of game {self.number}")
+            return
+        if self.unplayed is not None and word != "losses":
+            self._unplayed_roll_continues()
+        if text[:2].isdigit() and text[2:3] == ":":
+            self._roll(entry)
+        elif word == "doubles":
+            self._double(entry)
+        elif word == "takes":
+            self._answer(entry, take=True)
+        elif word == "drops":
+            self._answer(entry, take=False)
+        elif word == "losses":
+            self._losses(entry)
+        else:
+            self.log.add(entry.line, f"unsupported entry {text!r}")
+
+    # -- rolls and plays
+
+    def _roll(self, entry: _Entry) -> None:
+        side = entry.side
+        dice, rest = entry.text[:2], entry.text[3:].strip()
+        try:
+            roll = Roll(int(dice[0]), int(dice[1]))
+        except ValueError:
+            self.log.add(entry.line, f"bad dice {dice!r}")
+            return
+        if self.offered is not None:
+            self.log.add(entry.line, "roll while a double is pending (no take or drop written)")
+            self.offered = None
+        if self.to_roll is not None and side is not self.to_roll:
+            self.log.add(entry.line, f"roll {roll} by the {_column(side)} player out of turn")
+        position = self.position(side)
+        legal = legal_plays(position, roll)
+        play: Play | None = None
+        if rest.lower() in _NO_PLAY or rest.startswith("??"):
+            if legal:
+                # Roll then resign (Galaxy's "63:", Studio's "????"); checked when the next entry comes.
+                self.unplayed = entry
+        else:
+            parsed = _parse_steps(rest)
+            if parsed is None:
+                self.log.add(entry.line, f"cannot read the play {rest!r} of roll {roll}")
+            else:
+                moves, hits = parsed
+                play = _resolve_play(position, legal, moves, hits)
+                if play is None:
+                    reason = "no legal play" if not legal else "not a legal play"
+                    self.log.add(entry.line, f"{roll}: {rest} is {reason} for the {_column(side)} player")
+                    forced = _forced_result(position, moves)
+                    if forced is not None:
+                        self._set_board(side, forced)
+                else:
+                    self._set_board(side, play.result)
+        self.actions.append(Action(side, ActionKind.MOVE, roll=roll, play=play))
+        self.to_roll = side.opponent
+        if play is not None and self.boards[side][OFF] == CHECKERS:
+            worth = game_value(self.position(side))
+            self._end(side, int(worth or 1) * self.cube)
+
+    def _set_board(self, side: Side, result: Position) -> None:
+        self.boards[side] = result.mine
+        self.boards[side.opponent] = result.theirs
+
+    def _unplayed_roll_continues(self) -> None:
+        entry = self.unplayed
+        assert entry is not None
+        self.unplayed = None
+        self.log.add(entry.line, f"roll {entry.text[:2]} has no play written, but legal plays exist")
+
+    # -- the cube
+
+    def _double(self, entry: _Entry) -> None:
+        side = entry.side
+        m = _DOUBLE.match(entry.text)
+        if not m:
+            self.log.add(entry.line, f"cannot read {entry.text!r}")
+            return
+        value = int(m.group(1))
+        if self.to_roll is not None and side is not self.to_roll:
+            self.log.add(entry.line, f"double by the {_column(side)} player out of turn")
+        if self.offered is not None:
+            self.log.add(entry.line, "double while another double is pending")
+        if self.owner is side.opponent:
+            self.log.add(entry.line, f"the {_column(side)} player doubles but does not own the cube")
+        if self.crawford:
+            self.log.add(entry.line, "double in the Crawford game")
+        if value != 2 * self.cube:
+            self.log.add(entry.line, f"double to {value} with the cube at {self.cube}")
+        self.offered = (side, value)
+        self.actions.append(Action(side, ActionKind.DOUBLE, cube=value))
+        self.to_roll = side
+
+    def _answer(self, entry: _Entry, *, take: bool) -> None:
+        side = entry.side
+        word = "take" if take else "drop"
+        if self.offered is None or self.offered[0] is side:
+            self.log.add(entry.line, f"{word} without a double by the opponent")
+            if take:
+                return
+        elif take:
+            self.cube, self.owner = self.offered[1], side
+        self.offered = None
+        if take:
+            self.actions.append(Action(side, ActionKind.TAKE))
+            return
+        self.actions.append(Action(side, ActionKind.DROP))
+        self._end(side.opponent, self.cube)
+
+    # -- results
+
+    def _losses(self, entry: _Entry) -> None:
+        m = _LOSSES.match(entry.text)
+        if not m:
+            self.log.add(entry.line, f"cannot read {entry.text!r}")
+            return
+        self._resign(entry.side, int(m.group(1)), entry.line)
+
+    def _wins_match(self, winner: Side, points: int) -> bool:
+        """True when ``points`` takes ``winner`` to the match length (writers cap the last game)."""
+        return self.length > 0 and self.score.of(winner) + points >= self.length
+
+    def _resign(self, loser: Side, points: int, line: int) -> None:
+        self.unplayed = None
+        self.offered = None
+        capped = self._wins_match(loser.opponent, points) and 0 < points < 3 * self.cube
+        if not any(a.kind is ActionKind.MOVE for a in self.actions):
+            self.log.add(line, "resignation before the first roll (GNU Backgammon cannot import it)")
+        if points not in (self.cube, 2 * self.cube, 3 * self.cube) and not capped:
+            self.log.add(line, f"resignation worth {points} with the cube at {self.cube}")
+        self.actions.append(Action(loser, ActionKind.RESIGN, points=points))
+        self._end(loser.opponent, points)
+
+    def _wins(self, entry: _Entry) -> None:
+        m = _WINS.match(entry.text)
+        if not m:
+            self.log.add(entry.line, f"cannot read {entry.text!r}")
+            return
+        points = int(m.group(1))
+        if self.written_points is not None:
+            self.log.add(entry.line, "second result line for one game")
+            return
+        if self.winner is None:
+            # A "Wins N" ending a game still in progress: the other player resigned.
+            self._resign(entry.side.opponent, points, entry.line)
+        elif entry.side is not self.winner:
+            self.log.add(entry.line, f"'Wins' in the {_column(entry.side)} column, but the "
+                         f"{_column(self.winner)} player won")
+        elif self.value is not None and points != self.value and not (
+                self._wins_match(entry.side, points) and points < self.value):
+            self.log.add(entry.line, f"file says Wins {points}, the game is worth {self.value}")
+        self.written_points = points
+
+    def _end(self, winner: Side, points: int) -> None:
+        self.winner = winner
+        self.value = points
+        self.to_roll = None
+
+    def finish(self, final: bool) -> GameRecord:
+        if self.unplayed is not None:
+            self._unplayed_roll_continues()
+        if self.winner is None and not final:
+            self.log.add(self.line, f"game {self.number} has no result")
+        points = self.written_points if self.written_points is not None else self.value
+        return GameRecord(self.number, self.score, tuple(self.actions), self.winner, points)
+
+
+def _column(side: Side) -> str:
+    return "left" if side is Side.BOTTOM else "right"
+
+
+@dataclass
+class _Block:
+    """The lines of one ``Game N`` block."""
+
+    number: int
+    line: int
+    lines: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _numbered_lines(text: str) -> Iterator[tuple[int, str]]:
+    yield from enumerate(_LINE_BREAK.split(text), 1)
+
+
+def parse_mat(text: str, source: str = "<string>") -> MatReadResult:
+    """Read ``.mat`` text into a match, collecting problems instead of stopping at the first.
+
+    ``source`` names the text in nothing but the caller's own messages; line
+    numbers in the problems are 1-based lines of ``text``.
+    """
+    del source  # kept for the API (callers name their text); problems carry line numbers only
+    log = _ProblemLog()
+    text = text.lstrip("\ufeff")
+    if _is_binary(text):
+        log.add(0, "not a text file")
+        return MatReadResult(MatchRecord(0, ("", ""), ()), tuple(log.items))
+    metadata: list[tuple[str, str]] = []
+    length: int | None = None
+    blocks: list[_Block] = []
+    for number, raw in _numbered_lines(text):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        game = _GAME.match(line)
+        if game:
+            blocks.append(_Block(int(game.group(1)), number))
+            continue
+        if line.lstrip().startswith(";"):
+            meta = _METADATA.match(line)
+            if meta and not blocks:
+                metadata.append((meta.group(1), meta.group(2)))
+            continue
+        if blocks:
+            blocks[-1].lines.append((number, line))
+            continue
+        m = _LENGTH.match(line)
+        if m and length is None:
+            length = int(m.group(1))
+        else:
+            log.add(number, f"unrecognised line before the first game: {line.strip()!r}")
+    if length is None and not blocks:
+        log.add(0, "no match found (no 'N point match' line and no 'Game N')")
+        return MatReadResult(MatchRecord(0, ("", ""), (), tuple(metadata)),
+                             tuple(sorted(log.items, key=lambda p: p.line)))
+    if length is None:
+        log.add(blocks[0].line, "no 'N point match' line before the first game")
+        length = 0
+    players, games = _read_games(blocks, length, log)
+    match = MatchRecord(length, players, tuple(games), tuple(metadata))
+    return MatReadResult(match, tuple(sorted(log.items, key=lambda p: p.line)))
+
+
+def _read_games(blocks: list[_Block], length: int, log: _ProblemLog) -> tuple[tuple[str, str], list[GameRecord]]:
+    players: tuple[str, str] | None = None
+    games: list[GameRecord] = []
+    expected = Score()
+    crawford_done = False
+    for index, block in enumerate(blocks):
+        if block.number != index + 1:
+            log.add(block.line, f"game numbered {block.number}, expected {index + 1}")
+        lines = block.lines
+        score = expected
+        if lines and (m := _SCORE.match(lines[0][1])) and not _NUMBERED.match(lines[0][1]):
+            names = (m.group("n1"), m.group("n2"))
+            score = Score(int(m.group("s1")), int(m.group("s2")))
+            lines = lines[1:]
+            if players is None:
+                players = names
+                for side, name in zip(("first", "second"), names):
+                    if not name:
+                        log.add(block.line + 1, f"empty {side} player name")
+            elif names != players:
+                log.add(block.line + 1, f"player names {names[0]!r}, {names[1]!r} differ from "
+                        f"game 1's {players[0]!r}, {players[1]!r}")
+            if index and score != expected:
+                log.add(block.line + 1, f"score {score.bottom}-{score.top} in the file, "
+                        f"{expected.bottom}-{expected.top} by the results so far")
+        else:
+            log.add(block.line, f"game {block.number} has no 'name : score   name : score' line")
+        crawford = False
+        if length and not crawford_done and (score.bottom == length - 1) != (score.top == length - 1):
+            crawford = crawford_done = True
+        reader = _GameReader(block.number, block.line, length, score, crawford, log)
+        for number, raw in lines:
+            for entry in _line_entries(raw, number, log):
+                reader.feed(entry)
+        record = reader.finish(final=index == len(blocks) - 1)
+        games.append(record)
+        expected = score
+        if record.winner is not None and record.points is not None:
+            expected = score.add(record.winner, record.points)
+    return players or ("", ""), games
+
+
+def _decode(data: bytes) -> tuple[str, MatProblem | None]:
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return data.decode("latin-1"), MatProblem(line, "not UTF-8 (read as Latin-1)")
+
+
+def read_mat(path: str | Path) -> MatReadResult:
+    """Read a ``.mat`` file, collecting problems (see :func:`parse_mat`).
+
+    Raises :class:`~digitise.errors.MatFormatError` only when the file cannot be
+    opened at all.
+    """
+    target = Path(path)
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise MatFormatError(f"cannot read: {exc.strerror or exc}", target) from exc
+    text, problem = _decode(data)
+    result = parse_mat(text, str(target))
+    if problem is not None and not any(p.reason == "not a text file" for p in result.problems):
+        return MatReadResult(result.match, tuple(sorted((problem, *result.problems), key=lambda p: p.line)))
+    return result
+
+
+def read_mat_strict(path: str | Path) -> MatchRecord:
+    """Read a ``.mat`` file that must be clean: the first problem raises
+    :class:`~digitise.errors.MatFormatError` naming the file and line."""
+    result = read_mat(path)
+    if result.problems:
+        first = result.problems[0]
+        raise MatFormatError(first.reason, path, f"line {first.line}" if first.line else None)
+    return result.match
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+#: Width of gnubg's left column after the move number: ``"%3d) %-27s"``.
+_LEFT_WIDTH = 27
+_NAME_COLUMN = 31
+
+
+def _play_text(roll: Roll, play: Play | None) -> str:
+    """gnubg's ``52: 13/8 13/11`` (steps highest source first, ``*`` on hits, 25 bar, 0 off).
+
+    gnubg leaves a space after each step of a play of fewer than four steps
+    (and after the dice of a dance); copied so that its re-export is identical.
+    """
+    steps = sorted(play.steps, key=lambda s: (-s.source, -s.destination)) if play else []
+    text = f"{roll}: " + " ".join(str(s) for s in steps)
+    return text + " " if 0 < len(steps) < 4 else text
+
+
+_DATE = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\s*$")
+
+
+def _metadata_line(key: str, value: str) -> str:
+    """``; [Key "value"]``; a date in gnubg's ``YYYY.MM.DD`` (it misreads other forms)."""
+    value = value.replace('"', "'").replace("\n", " ").replace("\r", " ")
+    date = _DATE.match(value) if key.lower() == "eventdate" else None
+    if date:
+        value = f"{date.group(1)}.{int(date.group(2)):02d}.{int(date.group(3)):02d}"
+    return f'; [{key} "{value}"]'
+
+
+def _score_line(players: tuple[str, str], score: Score) -> str:
+    left = f"{players[0]} : {score.bottom}"
+    # gnubg pads with printf's %-31s, which counts bytes, not characters.
+    pad = max(_NAME_COLUMN - len(left.encode("utf-8")), 1)
+    return f" {left}{' ' * pad}{players[1]} : {score.top}"
+
+
+class _Layout:
+    """Lays entries out in gnubg's two columns, numbering lines as it goes.
+
+    gnubg prints a left entry as ``"%3d) %-27s"`` and puts one space before a
+    right entry, so the right column starts at 33 however long the left one is.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.number = 0
+        self.left: str | None = None
+        self.left_kind: ActionKind | None = None
+
+    def put(self, side: Side, kind: ActionKind, text: str) -> None:
+        if side is Side.BOTTOM:
+            self.close()
+            self.number += 1
+            self.left, self.left_kind = f"{self.number:3d}) {text}", kind
+            return
+        if self.left is None:
+            self.number += 1
+            self.left = f"{self.number:3d}) "
+        self.lines.append(self._padded() + " " + text)
+        self.left = self.left_kind = None
+
+    def _padded(self) -> str:
+        assert self.left is not None
+        return self.left.ljust(5 + _LEFT_WIDTH)
+
+    def close(self) -> None:
+        if self.left is not None:
+            self.lines.append(self._padded() + " ")
+            self.left = self.left_kind = None
+
+    def result(self, winner: Side, points: int) -> None:
+        words = f" Wins {_points_word(points)}"
+        if winner is Side.TOP and self.left is not None:
+            # gnubg's own spacing after each kind of left entry (checked against its export).
+            if self.left_kind is ActionKind.MOVE:
+                self.lines.append(self._padded() + words)
+            elif self.left_kind is ActionKind.DROP:
+                self.lines.append(self._padded() + " " + words + " ")
+            else:
+                self.lines.append(self._padded() + " " + words)
+            self.left = self.left_kind = None
+            return
+        self.close()
+        # Lone result lines keep gnubg's indentation (18+ characters, clear of its stale-line bug).
+        self.lines.append(("     " if winner is Side.BOTTOM else " " * (6 + _LEFT_WIDTH)) + words)
+
+
+#: The dice written for a closed-out turn the record does not hold (see :func:`with_closed_out_dances`).
+CLOSED_OUT_ROLL = Roll(2, 1)
+
+
+def with_closed_out_dances(match: MatchRecord) -> MatchRecord:
+    """The match with every unrecorded turn of a closed-out player filled in as a dance.
+
+    A recording note has no board for a player on the bar against a closed
+    board, so a match read from notes has the opponent moving several times
+    in a row. GNU Backgammon ignores the columns of a ``.mat`` file and simply
+    alternates the players, so such a gap must be written as a dance: with
+    :data:`CLOSED_OUT_ROLL`, since any roll dances there and the real one is
+    unknown. Any other break in the alternation raises
+    :class:`~digitise.errors.MatFormatError` (gnubg would silently misread it).
+    """
+    games = tuple(_with_closed_out_dances(game) for game in match.games)
+    return match if games == match.games else replace(match, games=games)
+
+
+def _with_closed_out_dances(game: GameRecord) -> GameRecord:
+    boards = {Side.BOTTOM: Position.initial().mine, Side.TOP: Position.initial().mine}
+    actions: list[Action] = []
+    last: Action | None = None
+    for action in game.actions:
+        if action.kind is ActionKind.RESIGN:
+            actions.append(action)
+            continue
+        if last is not None and last.player is action.player:
+            missing = action.player.opponent
+            if last.kind is not ActionKind.MOVE or not is_closed_out(
+                    Position(boards[missing], boards[action.player])):
+                raise MatFormatError(f"game {game.number}: the {_column(action.player)} player acts twice "
+                                     f"in a row ({last.kind.value}, then {action.kind.value}) and the "
+                                     f"{_column(missing)} player is not closed out")
+            actions.append(Action(missing, ActionKind.MOVE, roll=CLOSED_OUT_ROLL))
+        actions.append(action)
+        if action.play is not None:
+            boards[action.player] = action.play.result.mine
+            boards[action.player.opponent] = action.play.result.theirs
+        last = action
+    return game if len(actions) == len(game.actions) else replace(game, actions=tuple(actions))
+
+
+def _game_lines(game: GameRecord, players: tuple[str, str]) -> list[str]:
+    layout = _Layout()
+    cube = 1
+    for action in game.actions:
+        if action.kind is ActionKind.MOVE:
+            if action.roll is None:
+                raise MatFormatError(f"game {game.number}: a move without a roll cannot be written")
+            layout.put(action.player, action.kind, _play_text(action.roll, action.play))
+        elif action.kind is ActionKind.DOUBLE:
+            cube = action.cube or 2 * cube
+            layout.put(action.player, action.kind, f" Doubles => {cube}")
+        elif action.kind is ActionKind.TAKE:
+            layout.put(action.player, action.kind, " Takes")
+        elif action.kind is ActionKind.DROP:
+            layout.put(action.player, action.kind, " Drops")
+        # RESIGN writes nothing itself: the winner's "Wins N" line below says it.
+    if game.winner is not None:
+        resigned = [a.points for a in game.actions if a.kind is ActionKind.RESIGN and a.points]
+        points = game.points if game.points is not None else (resigned or [1])[-1]
+        layout.result(game.winner, points)
+    layout.close()
+    # gnubg ends a finished game with a blank line; an unfinished one ends the file.
+    return [f" Game {game.number}", _score_line(players, game.score), *layout.lines,
+            *([""] if game.winner is not None else [])]
+
+
+def format_mat(match: MatchRecord) -> str:
+    """The match as ``.mat`` text in GNU Backgammon's own layout (LF, deterministic).
+
+    Metadata lines come first (``; [Event "..."]``), then `` N point match``
+    and the games. Unrecorded turns of a closed-out player are written as dances
+    (:func:`with_closed_out_dances`). Raises :class:`~digitise.errors.MatFormatError`
+    for a match gnubg could not read back as meant (an empty player name crashes
+    it; a player acting twice in a row is silently given to the other player).
+    """
+    for name in match.players:
+        if not name.strip() or ":" in name or "\n" in name:
+            raise MatFormatError(f"player name {name!r} cannot be written to a .mat file")
+    lines = [_metadata_line(key, value) for key, value in match.metadata]
+    if lines:
+        lines.append("")
+    lines += [f" {match.length} point match", ""]
+    for game in with_closed_out_dances(match).games:
+        lines += _game_lines(game, match.players)
+    return "\n".join(lines) + "\n"
+
+
+def write_mat(match: MatchRecord, path: str | Path, overwrite: bool = False) -> Path:
+    """Write the match to ``path`` atomically (see :func:`format_mat`); refuses to overwrite unless asked."""
+    return write_atomic(path, format_mat(match), overwrite=overwrite)
