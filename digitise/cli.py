@@ -143,6 +143,170 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     raise SystemExit(int(summary.exit_code))
 
 
+@cli.command()
+@click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter (landscape), or a geometry JSON.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="FILE.pdf (vector, print at 100 %) or FILE.png (raster at --dpi).")
+@click.option("--dpi", type=click.IntRange(50, 1200), default=300, show_default=True, help="Resolution of a PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the geometry JSON instead.")
+@click.option("--force", is_flag=True, help="Replace an existing output.")
+@_reports_errors
+def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bool) -> None:
+    """Print the blank recording note (PDF or PNG), or its geometry (--json)."""
+    from digitise.sheet.geometry import load_template
+    from digitise.sheet.printing import write_template
+
+    geometry = load_template(paper)
+    if as_json:
+        click.echo(geometry.to_json(), nl=False)
+        if output is None:
+            return
+    if output is None:
+        raise click.UsageError("give -o FILE.pdf or -o FILE.png (or --json)")
+    written = write_template(geometry, output, dpi=dpi, overwrite=force)
+    click.echo(f"{written}: {geometry.name} note, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm", err=True)
+
+
+@cli.command()
+@click.argument("report", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Keep 127.0.0.1 unless you mean to share the page.")
+@click.option("--readings", type=click.Path(path_type=Path, dir_okay=False),
+              help="The readings JSON, when the report does not name it.")
+@click.option("--learn", "learn_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Save corrected cells as labelled crops here, for `digitise train`.")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
+@_reports_errors
+def review(report: Path, port: int, host: str, readings: Path | None, learn_dir: Path | None,
+           no_browser: bool) -> None:
+    """Serve the review page for REPORT.json: fix flagged turns, export the corrected .mat."""
+    from digitise.review.server import make_server
+
+    server = make_server(report, host=host, port=port, readings=readings, learn_dir=learn_dir)
+    click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}; "
+               "Ctrl-C to stop)", err=True)
+    for message in server.session.messages:
+        click.echo(f"note: {message}", err=True)
+    if not no_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+
+
+@cli.command()
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Folder for glyphs.onnx and glyphs.json (the shipped ones: digitise/vision/models/).")
+@click.option("--glyphs", type=click.Path(path_type=Path, exists=True),
+              help="digits.png sheet or folder of labelled digits (default: ../shared/data/digits.png); TRAIN part only.")
+@click.option("--synth", type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="Extra labelled glyph images, <class>/<name>.png (e.g. corrected cells saved by review --learn).")
+@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True, help="Training epochs.")
+@click.option("--cells", type=click.IntRange(100), default=14000, show_default=True, help="Synthetic cells to draw.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=2, show_default=True, help="Processes drawing cells.")
+@click.option("--force", is_flag=True, help="Replace an existing model.")
+@_reports_errors
+def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, cells: int, seed: int, jobs: int,
+          force: bool) -> None:
+    """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
+    from digitise.training.train import TrainOptions, train_classifier
+
+    report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs, seed=seed,
+                                           cells=cells, jobs=jobs, overwrite=force))
+    test = report.figures["test_clean_glyphs"]
+    click.echo(f"wrote {report.model} and {report.metadata}")
+    click.echo(f"held-out TEST glyphs: digits 1-6 {test['digits_1_6']['accuracy']:.2%}, "
+               f"0-9 {test['digits_0_9']['accuracy']:.2%}, ECE {test['digits_0_9']['ece']:.3f}")
+
+
+@cli.command()
+@click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The readings JSON to write.")
+@click.option("--template", help="Template name (a4, letter) or geometry JSON (default: found from each page).")
+@click.option("--debug-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Write an overlay per page: markers, grid, cells and each cell's top reading.")
+@click.option("--no-header", is_flag=True, help="Skip the header (tesseract is the slowest step).")
+@click.option("--force", is_flag=True, help="Replace existing outputs.")
+@_reports_errors
+def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
+         force: bool) -> None:
+    """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
+    from digitise.errors import OutputError
+    from digitise.fileio import write_atomic
+    from digitise.notation.readings import readings_to_json
+    from digitise.vision.read import read_pages
+
+    if output.exists() and not force:
+        raise OutputError("exists already (use --force to replace it)", output)
+    outcome = read_pages(list(pages), template, header=not no_header, debug_dir=debug_dir, overwrite=force)
+    for problem in outcome.errors:
+        click.echo(f"digitise: page skipped: {problem.message}", err=True)
+    if not outcome.readings.pages:
+        click.echo("digitise: error: no page could be read", err=True)
+        raise SystemExit(int(ExitCode.BAD_INPUT))
+    write_atomic(output, readings_to_json(outcome.readings), overwrite=force)
+    click.echo(f"{output}: {len(outcome.readings.pages)} pages read, {len(outcome.errors)} skipped")
+    raise SystemExit(int(ExitCode.BAD_INPUT) if outcome.errors else int(ExitCode.OK))
+
+
+@cli.command()
+@click.argument("match_file", metavar="MATCH.mat", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Folder for page-001.png, page-001.truth.json, ... and match.mat.")
+@click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter, or a geometry JSON.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same files.")
+@click.option("--degrade", type=click.Choice(["none", "light", "medium", "heavy", "photocopy"]), default="light",
+              show_default=True, help="Scan damage level (see digitise/sheet/damage.py).")
+@click.option("--glyphs", type=click.Path(path_type=Path),
+              help="digits.png or a folder of labelled digit images (default: ../shared/data/digits.png).")
+@click.option("--format", "fmt", type=click.Choice(["png", "jpg", "pdf"]), default="png", show_default=True,
+              help="Page images, or one multi-page PDF (pages.pdf) as a scanner makes.")
+@click.option("--dpi", type=click.IntRange(50, 600), help="Resolution (default: drawn from the damage level).")
+@click.option("--names", "names_boards", is_flag=True, help="Open every game with a board of the players' names.")
+@click.option("--force", is_flag=True, help="Replace an existing output folder.")
+@_reports_errors
+def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: str, glyphs: Path | None, fmt: str,
+          dpi: int | None, names_boards: bool, force: bool) -> None:
+    """Render MATCH.mat as handwritten, scan-damaged note pages with truth files."""
+    from digitise.sheet.synth import write_synth
+
+    written = write_synth(match_file, output_dir, paper=paper, seed=seed, degrade=degrade, glyphs=glyphs,
+                          fmt=fmt, overwrite=force, dpi=dpi, names_boards=names_boards)
+    pages = sum(1 for p in written if p.name.endswith(".truth.json"))
+    click.echo(f"{output_dir}: {pages} pages ({degrade}, seed {seed})", err=True)
+
+
+@cli.command("solve")
+@click.argument("readings", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The .mat file to write.")
+@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), help="The report JSON to write.")
+@click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
+@click.option("--length", type=click.IntRange(0), help="Match length (else from the header).")
+@click.option("--corrections", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Corrections saved by the review page, applied as hard constraints.")
+@click.option("--force", is_flag=True, help="Replace existing outputs.")
+@_reports_errors
+def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
+                  corrections: Path | None, force: bool) -> None:
+    """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
+    from digitise.solve import solve_file
+
+    result = solve_file(readings, output, report, players=_players(players), length=length,
+                        corrections_path=corrections, overwrite=force)
+    summary = result.report["summary"]
+    click.echo(f"{output}: {summary['games']} games, {summary['turns']} turns, "
+               f"{summary['flagged']} flagged for review")
+    raise SystemExit(int(ExitCode.FLAGGED if summary["flagged"] else ExitCode.OK))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="digitise")

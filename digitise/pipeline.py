@@ -72,7 +72,9 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     the rest of the match is still written.
     """
     from digitise.notation.mat import format_mat
-    from digitise.solve import load_corrections, report_to_json, solve
+    from digitise.review.apply import solve_with_corrections
+    from digitise.review.corrections import load_corrections
+    from digitise.solve import report_to_json
     from digitise.vision.read import read_pages
 
     if not pages:
@@ -88,9 +90,14 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         raise first
     if options.order == "header":
         readings = order_by_header(readings)
-    corrections = load_corrections(options.corrections) if options.corrections else None
-    result = solve(readings, players=options.players, length=options.length, corrections=corrections)
+    readings = renumber_pages(readings)
+    corrections = load_corrections(options.corrections) if options.corrections else {}
+    result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
+                                    path=options.corrections)
     report_doc = dict(result.report)
+    # The review page re-solves with these: names and length given on the command line must survive.
+    report_doc["players"] = list(options.players) if options.players else None
+    report_doc["length"] = options.length
     report_doc["sources"] = [str(Path(p).resolve()) for p in pages]
     report_doc["page_errors"] = list(page_errors)
     readings_path = None
@@ -113,6 +120,17 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         flagged=sum(1 for t in turns if t.get("flagged")),
         page_errors=page_errors,
     )
+
+
+def renumber_pages(readings: Any) -> Any:
+    """Readings whose pages are numbered 1..N in match order.
+
+    The reader numbers pages within their own file, so single-image pages are
+    all page 1; the solver, the report and corrections need one number each.
+    """
+    from dataclasses import replace
+
+    return replace(readings, pages=tuple(replace(page, page=i) for i, page in enumerate(readings.pages, start=1)))
 
 
 def order_by_header(readings: Any) -> Any:

@@ -1,0 +1,160 @@
+"""Applying corrections: what each one says is written on its board, and solving with them.
+
+The solver takes corrections as hard constraints, but it builds its candidate
+explanations of a board from that board's marks: a correction whose roll the
+misread digits never suggest could not be chosen. So a corrected board is
+also *read* as the correction says, with certainty (:func:`corrected_readings`),
+the marks the reviewer vouches for. :func:`solve_with_corrections` does both,
+for ``digitise scan --corrections`` exactly as for the review page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from digitise.game.position import Position, Side
+from digitise.game.rules import play_from_moves
+from digitise.notation.marks import result_cell
+from digitise.notation.readings import BoardReading, CellReading, Readings
+from digitise.review.corrections import check_fit, unfitting
+
+
+def turns_by_board(report: Mapping[str, Any]) -> list[tuple[tuple[int, int, int], dict[str, Any]]]:
+    """Turns keyed by (page, board, n-th turn on that board), in match order.
+
+    Flagged boards the solver skipped (blank boards inside a game) are listed
+    too, as turns of action ``blank``, so a reviewer can say what they hold.
+    """
+    seen: dict[tuple[int, int], int] = {}
+    keyed = []
+
+    def add(turn: Mapping[str, Any], game: Any) -> None:
+        board = (int(turn.get("page", 0)), int(turn.get("board", 0)))
+        n = seen.get(board, 0)
+        seen[board] = n + 1
+        keyed.append(((board[0], board[1], n), {**turn, "game": game}))
+
+    for game in report.get("games", []):
+        for turn in game.get("turns", []):
+            add(turn, game.get("number"))
+    for skipped in report.get("skipped", []):
+        add({"action": "blank", "player": None, "dice": None, "move": "", "confidence": 0.0,
+             "candidates": [], "position_before": None, "position_after": None, **skipped}, None)
+    return keyed
+
+
+def corrected_cells(text: str, turn: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """What the corrected board has written in each cell (NOTATION.md), for the learning crops.
+
+    A move writes each die where its checker lands and unplayable dice in the
+    centre (the encoder's :func:`turn_cells`); a result writes the points in
+    the winner's result square. A double's arrow is not a digit: no label.
+    Raises ``ValueError`` when the correction does not say the whole board.
+    """
+    from digitise.notation.encode import number_digits, turn_cells
+    from digitise.solve import parse_correction
+
+    forced = parse_correction(text)
+    player = forced.player or Side(str(turn.get("player") or "bottom"))
+    cells: dict[str, tuple[int, ...]] = {}
+    if forced.roll is not None:
+        if forced.moves is None or not turn.get("position_before"):
+            raise ValueError("the play is not known")
+        position = Position.from_position_id(str(turn["position_before"]))
+        play = play_from_moves(position, forced.roll, list(forced.moves)) if forced.moves else None
+        if forced.moves and play is None:
+            raise ValueError(f"{text!r} is not a legal play from the position before")
+        cells.update(turn_cells(player, forced.roll, play))
+    if forced.points is not None:
+        winner = forced.winner or player.opponent
+        cells[result_cell(winner)] = number_digits(forced.points)
+    return cells
+
+
+def turn_at(report: Mapping[str, Any], page: int, board: int) -> dict[str, Any] | None:
+    """The first turn ``report`` places on (page, board), or None."""
+    for (p, b, n), turn in turns_by_board(report):
+        if (p, b, n) == (page, board, 0):
+            return turn
+    return None
+
+
+def corrected_reading(reading: BoardReading, text: str, turn: Mapping[str, Any] | None) -> BoardReading | None:
+    """``reading`` replaced by what correction ``text`` says the board holds, for certain; None if unsure.
+
+    A move needs the turn's player and position (from a report) to know where
+    each die landed; a blank board is empty; a double is an arrow (keeping
+    any result square as read).
+    """
+    from digitise.solve import parse_correction
+
+    forced = parse_correction(text)
+    if forced.blank:
+        return replace(reading, cells={}, crossed=0.0, arrow=0.0, letters=0.0)
+    if forced.roll is not None and (turn is None or turn.get("action") != "move"):
+        return None
+    if forced.roll is not None and forced.player is not None and forced.player.value != (turn or {}).get("player"):
+        return None
+    if forced.roll is None and not forced.double:
+        return None
+    try:
+        cells = corrected_cells(text, turn or {})
+    except ValueError:
+        return None
+    if forced.points is None:
+        # A result the correction does not mention stays as read.
+        cells.update({k: reading.cells[k][0].digits for k in ("Bres", "Wres") if reading.cells.get(k)})
+    certain = {name: (CellReading(tuple(digits), 1.0),) for name, digits in cells.items() if digits}
+    return replace(reading, cells=certain, crossed=1.0 if "centre" in certain else 0.0,
+                   arrow=1.0 if forced.double else 0.0, letters=0.0)
+
+
+def corrected_readings(readings: Readings, corrections: Mapping[tuple[int, int], str],
+                       report: Mapping[str, Any]) -> Readings:
+    """``readings`` with each corrected board read as its correction says, for certain.
+
+    ``report`` (a solve of these readings) gives each corrected board's
+    player and position before; boards it cannot place keep their readings.
+    """
+    if not corrections:
+        return readings
+    pages = []
+    for page in readings.pages:
+        boards = []
+        for board in page.boards:
+            text = corrections.get((page.page, board.index))
+            implied = None
+            if text is not None:
+                implied = corrected_reading(board, text, turn_at(report, page.page, board.index))
+            boards.append(implied or board)
+        pages.append(replace(page, boards=tuple(boards)))
+    return replace(readings, pages=tuple(pages))
+
+
+def solve_with_corrections(
+    readings: Readings,
+    corrections: Mapping[tuple[int, int], str],
+    *,
+    players: tuple[str, str] | None = None,
+    length: int | None = None,
+    path: str | Path | None = None,
+) -> Any:
+    """Solve ``readings`` with ``corrections`` as hard constraints: a :class:`SolveResult`.
+
+    Solves once; when a correction is not honoured (its marks were misread
+    beyond what the solver tries), reads the corrected boards as the
+    corrections say and solves again. Raises :class:`InputError` naming
+    ``path`` when corrections still do not fit (a file made for other pages).
+    """
+    from digitise.solve import solve
+
+    result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
+    if corrections and unfitting(result.report, corrections):
+        fixed = corrected_readings(readings, corrections, result.report)
+        result = solve(fixed, players=players, length=length, corrections=dict(corrections))
+    if corrections:
+        check_fit(result.report, corrections, path or "corrections")
+    return result

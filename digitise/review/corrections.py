@@ -1,0 +1,255 @@
+"""Corrections made on the review page: hard constraints on single boards.
+
+A correction says what one board (page, board) really records, in the
+solver's correction language (:mod:`digitise.solve`, "Corrections"): a move
+``"52: 13/8 13/11"`` (optionally ``"top 52: ..."``; ``"63:"`` for a roll that
+could not be played), ``"double"``, ``"double; take"``, ``"double; drop"``,
+``"resign 2"``, ``"bottom wins 2"``, ``"blank"``, or several joined by ``;``.
+They are kept next to the report as ``REPORT.corrections.json``::
+
+    {"format": "digitise-corrections", "version": 1, "report": "match.json",
+     "corrections": {"1:3": "52: 8/3 6/4", "1:5": "double; drop", "2:2": "resign 2"}}
+
+:func:`load_corrections` reads that file (or a bare ``{"page:board": text}``
+object) into the mapping :func:`digitise.solve.solve` takes; every problem is
+an :class:`InputError` naming the file, the JSON path and the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from digitise.errors import DigitiseError, InputError
+from digitise.fileio import write_atomic
+from digitise.game.position import BAR, OFF
+
+FORMAT = "digitise-corrections"
+VERSION = 1
+#: What the review page can mark a board as.
+ACTIONS = ("move", "double", "take", "drop", "resign", "blank")
+
+Corrections = dict[tuple[int, int], str]
+
+_STEP = re.compile(r"^(bar|\d{1,2})((?:/(?:bar|off|\d{1,2})\*?)+)(?:\((\d)\))?$", re.IGNORECASE)
+_KEY = re.compile(r"^(\d{1,4}):([1-8])$")
+
+
+def parse_moves(text: str) -> list[tuple[int, int]]:
+    """Checker movements of a play in ``.mat`` notation, as (source, destination) pairs.
+
+    Accepts what ``.mat`` files hold: ``24/18 13/9``, hits ``8/4*``, ``bar``
+    or ``25``, ``off`` or ``0``, paths ``24/18/14``, repeats ``13/9(2)``.
+    Raises ``ValueError`` with a message a person can act on.
+    """
+    moves: list[tuple[int, int]] = []
+    for token in text.replace(",", " ").split():
+        match = _STEP.match(token)
+        if not match:
+            raise ValueError(f"cannot read {token!r}: write steps like 24/18, 8/4*, bar/22, 6/off, 13/9(2)")
+        points = [match.group(1)] + [p.rstrip("*") for p in match.group(2).split("/")[1:]]
+        numbers = [BAR if p.lower() == "bar" else OFF if p.lower() == "off" else int(p) for p in points]
+        for n in numbers:
+            if not OFF <= n <= BAR:
+                raise ValueError(f"point {n} in {token!r} is not 0 (off) to 25 (bar)")
+        path = list(itertools.pairwise(numbers))
+        for source, dest in path:
+            if dest >= source:
+                raise ValueError(f"{token!r} moves backwards: {source} to {dest}")
+        moves.extend(path * int(match.group(3) or 1))
+    return moves
+
+
+def _fail(where: str, reason: str, path: str | Path) -> InputError:
+    return InputError(reason, path, where)
+
+
+def _whole(value: Any, where: str, low: int, high: int | None, path: str | Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        span = f"{low} to {high}" if high is not None else f"at least {low}"
+        raise _fail(where, f"must be a whole number {span}, got {value!r}", path)
+    return value
+
+
+def check_text(text: Any, where: str, path: str | Path) -> str:
+    """A correction string the solver can read, normalised; :class:`InputError` otherwise."""
+    from digitise.solve import parse_correction
+
+    if not isinstance(text, str) or not text.strip():
+        raise _fail(where, f"a correction is text such as '52: 13/8 13/11' or 'double', got {text!r}", path)
+    normal = "; ".join(" ".join(part.split()) for part in text.split(";") if part.strip())
+    try:
+        parse_correction(normal)
+    except DigitiseError as exc:
+        raise _fail(where, exc.reason, path) from exc
+    except ValueError as exc:  # e.g. a die out of range inside the solver's parser
+        raise _fail(where, f"correction {normal!r}: {exc}", path) from exc
+    return normal
+
+
+def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tuple[int, int], str]:
+    """The board and correction text of a request from the page.
+
+    The page sends ``{"page", "board", "action", "dice", "move", "points",
+    "player"}`` (``action`` one of :data:`ACTIONS`), or ``{"page", "board",
+    "text"}`` with a correction string. Raises :class:`InputError` with the
+    JSON path of what is wrong.
+    """
+    if not isinstance(doc, Mapping):
+        raise _fail("$", "must be an object with page, board and action", path)
+    unknown = sorted(set(doc) - {"page", "board", "action", "dice", "move", "points", "player", "text"})
+    if unknown:
+        raise _fail("$", f"unknown key {unknown[0]!r}", path)
+    for key in ("page", "board"):
+        if key not in doc:
+            raise _fail("$", f"missing {key!r}", path)
+    page = _whole(doc["page"], "$.page", 1, None, path)
+    board = _whole(doc["board"], "$.board", 1, 8, path)
+    if "text" in doc:
+        if "action" in doc:
+            raise _fail("$", "give either text or action, not both", path)
+        return (page, board), check_text(doc["text"], "$.text", path)
+    if "action" not in doc:
+        raise _fail("$", "missing 'action'", path)
+    action = doc["action"]
+    if action not in ACTIONS:
+        raise _fail("$.action", f"must be one of {', '.join(ACTIONS)}, got {action!r}", path)
+    allowed = {"move": {"dice", "move", "player"}, "resign": {"points"}}.get(action, set())
+    extra = sorted(set(doc) - {"page", "board", "action"} - allowed)
+    if extra:
+        raise _fail("$", f"a {action} has no {extra[0]!r}", path)
+    if action == "move":
+        dice = doc.get("dice")
+        if not isinstance(dice, list) or len(dice) != 2:
+            raise _fail("$.dice", f"a move needs two dice, got {dice!r}", path)
+        a = _whole(dice[0], "$.dice[0]", 1, 6, path)
+        b = _whole(dice[1], "$.dice[1]", 1, 6, path)
+        move = doc.get("move", "")
+        if not isinstance(move, str):
+            raise _fail("$.move", f"must be text such as '24/18 13/9', got {move!r}", path)
+        try:
+            parse_moves(move)
+        except ValueError as exc:
+            raise _fail("$.move", str(exc), path) from exc
+        player = doc.get("player")
+        if player not in (None, "bottom", "top"):
+            raise _fail("$.player", f"must be bottom or top, got {player!r}", path)
+        text = f"{player + ' ' if player else ''}{max(a, b)}{min(a, b)}: {' '.join(move.split())}".rstrip()
+    elif action == "resign":
+        text = f"resign {_whole(doc.get('points'), '$.points', 1, None, path)}"
+    elif action in ("take", "drop"):
+        # A take or drop is written on the arrow board of its double (NOTATION.md).
+        text = f"double; {action}"
+    else:
+        text = action
+    return (page, board), check_text(text, "$", path)
+
+
+def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
+    """Validate a corrections document (wrapped or bare); the corrections keyed by (page, board)."""
+    if isinstance(doc, Mapping) and "format" in doc:
+        if doc.get("format") != FORMAT:
+            raise _fail("$.format", f"not a corrections file (expected {FORMAT!r})", path)
+        if doc.get("version") != VERSION:
+            raise _fail("$.version", f"unsupported version {doc.get('version')!r} (this digitise reads {VERSION})", path)
+        items, prefix = doc.get("corrections"), "$.corrections"
+    else:
+        items, prefix = doc, "$"
+    if not isinstance(items, Mapping):
+        raise _fail(prefix, 'must be an object {"page:board": "correction"}', path)
+    found: Corrections = {}
+    for key, text in items.items():
+        match = _KEY.match(str(key))
+        if not match:
+            raise _fail(f"{prefix}.{key}", f"a board is named \"page:board\" (board 1-8), got {key!r}", path)
+        found[(int(match.group(1)), int(match.group(2)))] = check_text(text, f"{prefix}.{key}", path)
+    return dict(sorted(found.items()))
+
+
+def load_corrections(path: str | Path) -> Corrections:
+    """Read a corrections file written by the review page: ``{(page, board): text}`` for :func:`solve`.
+
+    Raises :class:`InputError` (file, JSON path, reason) when it cannot be read
+    or is not a valid corrections file. Whether it still fits the scan is
+    checked once solved (:func:`check_fit`).
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError("not UTF-8 text", source) from exc
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", source, f"line {exc.lineno}") from exc
+    return corrections_from_json(doc, source)
+
+
+def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str) -> str:
+    """The corrections file's text: sorted, so the same corrections give the same bytes."""
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "report": report_name,
+        "corrections": {f"{p}:{b}": text for (p, b), text in sorted(corrections.items())},
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str], report_name: str) -> Path:
+    """Write the corrections file atomically (replacing the previous one)."""
+    return write_atomic(path, corrections_to_json(corrections, report_name), overwrite=True)
+
+
+def corrections_path(report: str | Path) -> Path:
+    """Where the corrections of ``report`` live: ``REPORT.corrections.json`` beside it."""
+    report = Path(report)
+    return report.with_name(report.name.removesuffix(".json") + ".corrections.json")
+
+
+def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str]) -> list[tuple[int, int]]:
+    """The corrected boards that the solved ``report`` could not honour.
+
+    A board is unfitting when the solver tagged it ``correction does not fit``
+    or when the report has no turn and no skipped board there at all (the
+    scan has fewer pages, or pages in another order).
+    """
+    seen: dict[tuple[int, int], list[str]] = {}
+    for game in report.get("games", []):
+        for turn in game.get("turns", []):
+            seen.setdefault((turn.get("page"), turn.get("board")), []).extend(turn.get("reasons", []))
+    for skipped in report.get("skipped", []):
+        seen.setdefault((skipped.get("page"), skipped.get("board")), []).extend(skipped.get("reasons", []))
+    boards = {tuple(b) for b in report.get("boards", [])} if "boards" in report else None
+    bad = []
+    for key in sorted(corrections):
+        reasons = seen.get(key)
+        present = reasons is not None or (boards is not None and key in boards)
+        if not present and corrections[key].strip().lower() == "blank":
+            continue  # a blank board has no turn: nothing to check it against
+        if not present or "correction does not fit" in (reasons or []):
+            bad.append(key)
+    return bad
+
+
+def check_fit(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str], path: str | Path) -> None:
+    """Raise :class:`InputError` when a corrections file no longer fits the scan it is applied to.
+
+    Call it with the report solved with ``corrections``. The message names
+    the boards and what to do.
+    """
+    bad = unfitting(report, corrections)
+    if bad:
+        named = ", ".join(f"page {p} board {b} ({corrections[(p, b)]!r})" for p, b in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise InputError(
+            f"corrections that no longer fit this scan: {named}{more}; the pages may differ from the ones "
+            "reviewed: fix or remove those entries, or review again",
+            path,
+        )

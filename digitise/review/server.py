@@ -1,0 +1,295 @@
+"""The review page's local web server: standard library only (``http.server``).
+
+It binds to 127.0.0.1 unless told otherwise, serves the page's own static
+files, board crops and SVG diagrams made on the fly, the files under the
+report's folder (never outside it), and a small JSON API:
+
+=========================  ====================================================
+``GET /``                  the page
+``GET /static/NAME``       the page's script and style sheet
+``GET /api/state``         turns, candidates, readings, corrections, changes
+``GET /api/crop/P/B.png``  board B of page P cut from its scan
+``GET /api/board.svg``     ``?position=ID&mover=bottom|top[&highlight=8,6]``
+``GET /api/export.mat``    the corrected match, as a download
+``GET /files/PATH``        a file under the report's folder
+``POST /api/correct``      ``{"page", "board", "action", "dice", "move", "points"}``
+``POST /api/uncorrect``    ``{"page", "board"}``
+=========================  ====================================================
+
+Errors are JSON ``{"error": message}`` with a 4xx status; bodies are limited
+to :data:`MAX_BODY` bytes and must be ``application/json``.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+import socket
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from digitise.errors import DigitiseError
+from digitise.game.position import Position, Side
+from digitise.review.board_svg import board_svg
+from digitise.review.session import CorrectionRefused, ReviewSession
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css"}
+SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp", "image/webp", "application/pdf",
+                             "application/json"})
+MAX_BODY = 16 * 1024
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+_CROP = re.compile(r"^/api/crop/(\d{1,4})/(\d{1,2})\.png$")
+_POSITION_ID = re.compile(r"^[A-Za-z0-9+/]{14}$")
+
+
+class RequestError(Exception):
+    """A request the server refuses, with its HTTP status and a message for the page."""
+
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class ReviewServer(ThreadingHTTPServer):
+    """An HTTP server bound to one :class:`ReviewSession`."""
+
+    daemon_threads = True
+
+    def __init__(self, session: ReviewSession, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.session = session
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), ReviewHandler)
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser."""
+        host, port = self.server_address[:2]
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else str(host)
+        if ":" in shown:
+            shown = f"[{shown}]"
+        return f"http://{shown}:{port}/"
+
+    def start_in_thread(self) -> threading.Thread:
+        """Serve in a background thread (for tests and embedding); stop with :meth:`shutdown`."""
+        # A short poll interval so shutdown() returns at once (tests start many servers).
+        thread = threading.Thread(target=self.serve_forever, args=(0.05,), name="digitise-review", daemon=True)
+        thread.start()
+        return thread
+
+
+class ReviewHandler(BaseHTTPRequestHandler):
+    """Routes requests to the session; every answer is a file, an image or JSON."""
+
+    server: ReviewServer
+    server_version = "digitise-review"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Quiet: the CLI prints the address; request logs would bury it.
+        return
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, doc: Any) -> None:
+        self._send(status, json.dumps(doc).encode("utf-8"), "application/json; charset=utf-8")
+
+    def _error(self, status: HTTPStatus, message: str) -> None:
+        self._json(status, {"error": message})
+
+    def _check_host(self) -> None:
+        """Refuse requests addressed to another host name (DNS rebinding) when serving on loopback."""
+        bound = str(self.server.server_address[0])
+        if bound not in LOOPBACK:
+            return
+        host = (self.headers.get("Host") or "").strip()
+        name = host.rsplit(":", 1)[0].strip("[]") if not host.startswith("[") else host[1:].split("]")[0]
+        if name not in LOOPBACK:
+            raise RequestError(HTTPStatus.FORBIDDEN, f"host {host!r} is not this review server")
+
+    def _body(self) -> Any:
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a JSON body with a Content-Length is required")
+        try:
+            length = int(length_text)
+        except ValueError:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from None
+        if length < 0:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+        if length > MAX_BODY:
+            raise RequestError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body over {MAX_BODY} bytes")
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            # Also keeps other web sites from posting here with a plain form.
+            raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send the correction as application/json")
+        raw = self.rfile.read(length)
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
+
+    def _guarded(self, route: Any) -> None:
+        try:
+            self._check_host()
+            route()
+        except RequestError as exc:
+            self._error(exc.status, exc.message)
+        except CorrectionRefused as exc:
+            self._error(HTTPStatus.CONFLICT, exc.reason)
+        except DigitiseError as exc:
+            # A bad request body: say where in it ("$.dice[0]: ..."), not which file.
+            where = f"{exc.where}: " if exc.path == "request" and exc.where and exc.where != "$" else ""
+            self._error(HTTPStatus.BAD_REQUEST, where + exc.reason if exc.path == "request" else exc.message)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    # -- routes ------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._guarded(self._get)
+
+    def do_HEAD(self) -> None:
+        self._guarded(self._get)
+
+    def do_POST(self) -> None:
+        self._guarded(self._post)
+
+    def do_PUT(self) -> None:
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST")
+
+    do_DELETE = do_PATCH = do_PUT
+
+    def _get(self) -> None:
+        parts = urlsplit(self.path)
+        path = parts.path
+        session = self.server.session
+        if path in ("/", "/index.html"):
+            self._static("index.html")
+        elif path.startswith("/static/"):
+            self._static(unquote(path[len("/static/") :]))
+        elif path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+        elif path == "/api/state":
+            self._json(HTTPStatus.OK, session.state())
+        elif path == "/api/board.svg":
+            self._svg(parse_qs(parts.query))
+        elif path == "/api/export.mat":
+            text = session.export_mat()
+            name = session.export_name()
+            self._send(
+                HTTPStatus.OK,
+                text.encode("utf-8"),
+                "text/plain; charset=utf-8",
+                {"Content-Disposition": f'attachment; filename="{_safe_filename(name)}"'},
+            )
+        elif (found := _CROP.match(path)) is not None:
+            png = session.crop_png(int(found.group(1)), int(found.group(2)))
+            if png is None:
+                raise RequestError(HTTPStatus.NOT_FOUND, "no picture of that board")
+            self._send(HTTPStatus.OK, png, "image/png")
+        elif path.startswith("/files/"):
+            self._file(path[len("/files/") :])
+        else:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no such page: {path[:80]}")
+
+    def _post(self) -> None:
+        path = urlsplit(self.path).path
+        session = self.server.session
+        origin = self.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != (self.headers.get("Host") or ""):
+            raise RequestError(HTTPStatus.FORBIDDEN, "cross-origin request refused")
+        if path == "/api/correct":
+            self._json(HTTPStatus.OK, session.correct(self._body()))
+        elif path == "/api/uncorrect":
+            self._json(HTTPStatus.OK, session.uncorrect(self._body()))
+        else:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
+
+    def _static(self, name: str) -> None:
+        if name not in STATIC_FILES:
+            raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
+        body = (STATIC_DIR / name).read_bytes()
+        self._send(HTTPStatus.OK, body, STATIC_FILES[name] + "; charset=utf-8")
+
+    def _file(self, raw: str) -> None:
+        """A file under the report's folder; anything resolving outside it is refused."""
+        relative = unquote(raw)
+        root = self.server.session.root
+        if "\x00" in relative or not relative:
+            raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root):
+            raise RequestError(HTTPStatus.FORBIDDEN, "outside the report's folder")
+        if not target.is_file():
+            raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
+        content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if content_type not in SAFE_FILE_TYPES:
+            # Never let a file from the scans folder run as a page or script on this origin.
+            content_type = "text/plain; charset=utf-8" if content_type.startswith("text/") else "application/octet-stream"
+        self._send(HTTPStatus.OK, target.read_bytes(), content_type)
+
+    def _svg(self, query: dict[str, list[str]]) -> None:
+        position_id = (query.get("position") or [""])[0]
+        mover_text = (query.get("mover") or [""])[0]
+        if not _POSITION_ID.match(position_id):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "position must be a 14-character gnubg position ID")
+        if mover_text not in ("bottom", "top"):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "mover must be bottom or top")
+        try:
+            position = Position.from_position_id(position_id)
+        except ValueError as exc:
+            raise RequestError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+        highlight: list[int] = []
+        for item in (query.get("highlight") or [""])[0].split(","):
+            if item.strip().isdigit() and int(item) <= 25:
+                highlight.append(int(item))
+        numbers_text = (query.get("numbers") or [mover_text])[0]
+        numbers = Side(numbers_text) if numbers_text in ("bottom", "top") else Side(mover_text)
+        svg = board_svg(position, Side(mover_text), numbers_for=numbers, highlight=highlight)
+        self._send(HTTPStatus.OK, svg.encode("utf-8"), "image/svg+xml")
+
+
+def _safe_filename(name: str) -> str:
+    return re.sub(r'[^A-Za-z0-9._ -]', "_", name) or "match.mat"
+
+
+def make_server(
+    report: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    readings: str | Path | None = None,
+    learn_dir: str | Path | None = None,
+) -> ReviewServer:
+    """Load the report (and its readings and saved corrections) and bind the server.
+
+    Raises :class:`DigitiseError` for a bad report, readings or corrections
+    file, or when the address cannot be bound (port in use).
+    """
+    session = ReviewSession(report, readings_path=readings, learn_dir=learn_dir)
+    try:
+        return ReviewServer(session, host, port)
+    except OSError as exc:
+        raise DigitiseError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (try another --port)") from exc

@@ -1,0 +1,634 @@
+"""The review session: one report, its readings, the reviewer's corrections, the re-solved match.
+
+The web server (:mod:`digitise.review.server`) is a thin HTTP layer over a
+:class:`ReviewSession`; everything it answers comes from here, so this is
+what the tests drive directly as well as through HTTP.
+
+A correction is a hard constraint: each one re-runs the solver with all
+corrections, and the page is told which turns changed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from digitise.errors import DigitiseError, InputError
+from digitise.fileio import write_atomic
+from digitise.game.position import Position
+from digitise.game.rules import legal_plays, play_from_moves
+from digitise.review.apply import corrected_cells, corrected_readings, turn_at, turns_by_board
+from digitise.review.corrections import (
+    Corrections,
+    check_fit,
+    correction_from_request,
+    corrections_path,
+    load_corrections,
+    save_corrections,
+    unfitting,
+)
+
+log = logging.getLogger(__name__)
+
+#: solve(readings, corrections) -> (match, report): the solver, injectable for tests.
+Solver = Callable[[Any, Mapping[tuple[int, int], str]], tuple[Any, Mapping[str, Any]]]
+
+
+class CorrectionRefused(DigitiseError):
+    """A correction that cannot be applied: illegal, not fitting the match, or naming no board."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSource:
+    """Where one board's picture is: the page image file, which page of it, and the board's pixel box."""
+
+    image: Path
+    box: tuple[int, int, int, int] | None
+    #: 0-based: which readable page of a multi-page file (TIFF, PDF) this is.
+    frame: int = 0
+
+
+def load_page(source: BoardSource) -> Any:
+    """The :class:`~digitise.vision.images.PageImage` of ``source``, through the reader's own loader.
+
+    The reader's loader is used so a PDF or multi-page TIFF gives the same
+    pixels (and so the same board boxes) as when it was read. None when the
+    file or that page cannot be read.
+    """
+    from digitise.vision.images import iter_pages
+
+    try:
+        readable = (item for item in iter_pages(source.image) if not isinstance(item, DigitiseError))
+        return next((item for k, item in enumerate(readable) if k == source.frame), None)
+    except DigitiseError:
+        return None
+
+
+def load_page_image(source: BoardSource) -> Any:
+    """The page picture of ``source`` as a BGR array; None if unreadable."""
+    import cv2
+
+    page = load_page(source)
+    if page is None:
+        return None
+    image = page.image
+    return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
+
+
+def describe_turn(turn: Mapping[str, Any]) -> str:
+    """A turn in a few words: ``bottom 64: 24/18 13/9``, ``top double``."""
+    who = turn.get("player") or ""
+    action = turn.get("action", "?")
+    if action == "move":
+        dice = turn.get("dice") or []
+        roll = "".join(str(d) for d in dice)
+        text = f"{who} {roll}: {turn.get('move') or '(no play)'}"
+    elif action == "resign":
+        text = f"{who} resigns {turn.get('points') or ''}".rstrip()
+    else:
+        text = f"{who} {action}"
+    return text.strip()
+
+
+def candidate_correction(candidate: Mapping[str, Any]) -> str | None:
+    """The correction string that forces a solver candidate on its board (None for letters)."""
+    action = candidate.get("action")
+    result = candidate.get("result") or {}
+    wins = f"{result['winner']} wins {result['points']}" if result.get("winner") and result.get("points") else ""
+    if action == "move" and candidate.get("dice"):
+        player = candidate.get("player")
+        a, b = candidate["dice"]
+        text = f"{player + ' ' if player else ''}{a}{b}: {candidate.get('move') or ''}".rstrip()
+    elif action == "double":
+        text = "double"
+    elif action == "resign" and wins:
+        return wins
+    elif action == "blank":
+        return "blank"
+    else:
+        return None
+    return f"{text}; {wins}" if wins else text
+
+
+def report_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The turns whose reading differs between two reports, board by board."""
+    before = dict(turns_by_board(old))
+    after = dict(turns_by_board(new))
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        a, b = before.get(key), after.get(key)
+        old_text = describe_turn(a) if a else None
+        new_text = describe_turn(b) if b else None
+        flag_changed = bool(a and b and bool(a.get("flagged")) != bool(b.get("flagged")))
+        if old_text != new_text or flag_changed:
+            changes.append(
+                {
+                    "page": key[0],
+                    "board": key[1],
+                    "before": old_text,
+                    "after": new_text,
+                    "flagged_before": bool(a and a.get("flagged")),
+                    "flagged_after": bool(b and b.get("flagged")),
+                }
+            )
+    return changes
+
+
+def default_solver(report: Mapping[str, Any]) -> Solver | None:
+    """The real solver, run with the players and length the report was made with; None when absent."""
+    try:
+        from digitise.solve import solve
+    except ImportError:
+        return None
+    summary = report.get("summary") or {}
+    players = report.get("players") or summary.get("players")
+    length = report.get("length", summary.get("length"))
+
+    def run(readings: Any, corrections: Mapping[tuple[int, int], str]) -> tuple[Any, Mapping[str, Any]]:
+        result = solve(
+            readings,
+            players=(str(players[0]), str(players[1])) if isinstance(players, list) and len(players) == 2 else None,
+            length=int(length) if isinstance(length, int) else None,
+            corrections=dict(corrections) or None,
+        )
+        return result.match, result.report
+
+    return run
+
+
+class ReviewSession:
+    """One report under review. Thread-safe: the HTTP server serves requests in threads."""
+
+    def __init__(
+        self,
+        report_path: str | Path,
+        *,
+        readings_path: str | Path | None = None,
+        learn_dir: str | Path | None = None,
+        solver: Solver | None = None,
+        resolve: bool = True,
+    ) -> None:
+        """Load ``report_path``, its readings and saved corrections, and solve once with them.
+
+        ``solver`` replaces :func:`digitise.solve.solve` (tests); ``resolve=False``
+        reviews without re-solving (corrections are only saved). Raises
+        :class:`InputError` for a bad report, readings or corrections file,
+        including corrections that no longer fit the scan.
+        """
+        self.report_path = Path(report_path).resolve()
+        self.root = self.report_path.parent
+        self.report = self._load_report(self.report_path)
+        self.readings_path = self._find_readings(readings_path)
+        self.readings = self._load_readings(self.readings_path) if self.readings_path else None
+        # The readings never change during a session: their boards and images are looked up once.
+        self._boards: dict[tuple[int, int], BoardSource] | None = None
+        self._existing_images: set[Path] | None = None
+        self.learn_dir = Path(learn_dir) if learn_dir else None
+        if not resolve or self.readings is None:
+            self.solver = None
+        else:
+            self.solver = solver if solver is not None else default_solver(self.report)
+        self.corrections_file = corrections_path(self.report_path)
+        self.corrections: Corrections = {}
+        self.changes: list[dict[str, Any]] = []
+        self.match: Any = None
+        self.messages: list[str] = []
+        self._lock = threading.Lock()
+        self._crops: dict[tuple[int, int], bytes] = {}
+        self._pages: dict[tuple[Path, int], Any] = {}
+        if self.readings is None:
+            self.messages.append(
+                "no readings: corrections are saved but the match is not re-solved and cannot be exported "
+                "(give --readings FILE)"
+            )
+        elif self.solver is None:
+            self.messages.append("the match is not re-solved here: corrections are saved but not applied")
+        if self.corrections_file.exists():
+            self.corrections = load_corrections(self.corrections_file)
+            if self.readings is not None:
+                missing = sorted(set(self.corrections) - set(self.boards()))
+                if missing:
+                    raise InputError(
+                        "corrections that no longer fit this scan: "
+                        + ", ".join(f"page {p} board {b}" for p, b in missing[:5])
+                        + " not in the readings; move the file away or scan the same pages",
+                        self.corrections_file,
+                    )
+        if self.solver is not None and self.readings is not None:
+            # Solve once at start so the page shows the match with the saved corrections applied.
+            original = self.report
+            readings = corrected_readings(self.readings, self.corrections, original)
+            self.match, solved = self.solver(readings, self.corrections)
+            self.report = self._keep_links(dict(solved))
+            if self.corrections:
+                check_fit(self.report, self.corrections, self.corrections_file)
+                self.changes = report_changes(original, self.report)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _load_report(path: Path) -> dict[str, Any]:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path) from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"not a JSON report: {exc}", path) from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
+            raise InputError('not a digitise report (no "games" list)', path, "$.games")
+        return doc
+
+    def _find_readings(self, given: str | Path | None) -> Path | None:
+        if given is not None:
+            return Path(given).resolve()
+        named = self.report.get("readings")
+        if isinstance(named, str) and named:
+            candidate = Path(named)
+            return (candidate if candidate.is_absolute() else self.root / candidate).resolve()
+        return None
+
+    @staticmethod
+    def _load_readings(path: Path) -> Any:
+        from digitise.notation.readings import load_readings
+
+        return load_readings(path)
+
+    def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
+        """A re-solved report keeps the original's links to readings and page images."""
+        for key in ("readings", "sources", "page_errors", "players", "length"):
+            if key in self.report and key not in report:
+                report[key] = self.report[key]
+        return report
+
+    def boards(self) -> dict[tuple[int, int], BoardSource]:
+        """Every board of the readings, keyed by (page, board), with its picture's source."""
+        if self._boards is None:
+            self._boards = self._find_boards()
+        return self._boards
+
+    def _find_boards(self) -> dict[tuple[int, int], BoardSource]:
+        found: dict[tuple[int, int], BoardSource] = {}
+        if self.readings is None:
+            return found
+        frames: dict[str, int] = {}
+        for page in self.readings.pages:
+            frame = frames.get(page.source, 0)
+            frames[page.source] = frame + 1
+            image = self._locate_image(page.source)
+            for board in page.boards:
+                found[(page.page, board.index)] = BoardSource(image, board.box, frame)
+        return found
+
+    def _locate_image(self, source: str) -> Path:
+        """The page file a reading names: as written, beside the readings, or among the report's sources.
+
+        ``digitise read`` records the path as it was given (relative to where
+        it ran); the report lists the inputs as absolute paths.
+        """
+        named = Path(source)
+        tried = [named] if named.is_absolute() else []
+        if not named.is_absolute():
+            if self.readings_path is not None:
+                tried.append(self.readings_path.parent / named)
+            tried.append(self.root / named)
+            tried.append(Path.cwd() / named)
+        sources = self.report.get("sources") or []
+        tried.extend(Path(s) for s in sources if isinstance(s, str) and Path(s).name == named.name)
+        return next((p for p in tried if p.is_file()), tried[0] if tried else named)
+
+    def board_reading(self, page: int, board: int) -> Any:
+        """The :class:`BoardReading` of (page, board), or None."""
+        if self.readings is None:
+            return None
+        for p in self.readings.pages:
+            if p.page == page:
+                for b in p.boards:
+                    if b.index == board:
+                        return b
+        return None
+
+    # -- what the page shows ---------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page needs, as JSON-able data."""
+        with self._lock:
+            changed = {(c["page"], c["board"]) for c in self.changes if c["before"] != c["after"]}
+            turns = []
+            for (page, board, n), turn in turns_by_board(self.report):
+                reading = self.board_reading(page, board)
+                correction = self.corrections.get((page, board))
+                turns.append(
+                    {
+                        **turn,
+                        "id": f"p{page}b{board}" + (f"n{n}" if n else ""),
+                        "text": describe_turn(turn),
+                        "cells": _cells_json(reading),
+                        "marks": _marks_json(reading),
+                        "corrected": correction is not None and n == 0,
+                        "correction": correction if n == 0 else None,
+                        "candidates": [
+                            {**c, "correction": candidate_correction(c)} for c in turn.get("candidates") or []
+                        ],
+                        "changed": (page, board) in changed,
+                        "has_crop": self._has_crop(page, board),
+                    }
+                )
+            games = [
+                {"number": g.get("number"), "winner": g.get("winner"), "points": g.get("points")}
+                for g in self.report.get("games", [])
+            ]
+            return {
+                "title": self.report_path.name,
+                "summary": self.report.get("summary", {}),
+                "games": games,
+                "turns": turns,
+                "corrections": [{"page": p, "board": b, "text": t} for (p, b), t in sorted(self.corrections.items())],
+                "changes": self.changes,
+                "can_resolve": self.solver is not None and self.readings is not None,
+                "can_export": self.match is not None,
+                "messages": list(self.messages),
+            }
+
+    def _has_crop(self, page: int, board: int) -> bool:
+        source = self.boards().get((page, board))
+        return source is not None and source.box is not None and source.image in self._images()
+
+    def _images(self) -> set[Path]:
+        """The page images that exist (looked up once: the page asks for every turn)."""
+        if self._existing_images is None:
+            self._existing_images = {s.image for s in self.boards().values() if s.image.is_file()}
+        return self._existing_images
+
+    def crop_png(self, page: int, board: int) -> bytes | None:
+        """The board's picture cut from its page image, as PNG; None when there is none."""
+        key = (page, board)
+        with self._lock:
+            if key in self._crops:
+                return self._crops[key]
+        source = self.boards().get(key)
+        if source is None or source.box is None or not source.image.is_file():
+            return None
+        import cv2
+
+        image = self._page_pixels(source)
+        if image is None:
+            return None
+        crop = _cut(image, source.box, margin=0.04)
+        if crop is None:
+            return None
+        ok, encoded = cv2.imencode(".png", crop)
+        if not ok:
+            return None
+        data = encoded.tobytes()
+        with self._lock:
+            self._crops[key] = data
+        return data
+
+    def _page_pixels(self, source: BoardSource) -> Any:
+        """The page picture, decoded once for the eight boards on it (the last two pages are kept)."""
+        key = (source.image, source.frame)
+        with self._lock:
+            if key in self._pages:
+                return self._pages[key]
+        image = load_page_image(source)
+        with self._lock:
+            self._pages[key] = image
+            while len(self._pages) > 2:
+                self._pages.pop(next(iter(self._pages)))
+        return image
+
+    def export_mat(self) -> str:
+        """The corrected match as ``.mat`` text."""
+        from digitise.notation.mat import format_mat
+
+        with self._lock:
+            if self.match is None:
+                raise CorrectionRefused("nothing to export: the match is only re-solved with its readings (--readings)")
+            return str(format_mat(self.match))
+
+    def export_name(self) -> str:
+        """The file name offered for the exported ``.mat``."""
+        return self.report_path.name.removesuffix(".json") + ".mat"
+
+    # -- corrections -----------------------------------------------------------------------------
+
+    def _turn_at(self, page: int, board: int) -> dict[str, Any] | None:
+        return turn_at(self.report, page, board)
+
+    def check_legal(self, key: tuple[int, int], text: str) -> None:
+        """Refuse a typed move that is not a legal play in the position before that turn.
+
+        Checked against the turn now on that board, when it is the same
+        player's move: the clear message a person needs ("not a legal play of
+        64 here; legal plays include ..."). The solver checks the rest.
+        """
+        from digitise.solve import parse_correction
+
+        forced = parse_correction(text)
+        turn = self._turn_at(*key)
+        if forced.roll is None or forced.moves is None or turn is None or not turn.get("position_before"):
+            return
+        if turn.get("action") != "move" or (forced.player is not None and forced.player.value != turn.get("player")):
+            return
+        try:
+            position = Position.from_position_id(str(turn["position_before"]))
+        except ValueError:
+            return
+        roll, moves = forced.roll, list(forced.moves)
+        plays = legal_plays(position, roll)
+        who = turn.get("player", "the mover")
+        if not moves:
+            if plays:
+                examples = ", ".join(sorted(str(p) for p in plays)[:3])
+                raise CorrectionRefused(f"{roll} can be played by {who} here (e.g. {examples}): type the play")
+            return
+        if play_from_moves(position, roll, moves) is None:
+            shown = text.split(":", 1)[1].split(";")[0].strip()
+            if not plays:
+                hint = f"{roll} cannot be played at all here: leave the play empty ('{roll}:')"
+            else:
+                hint = "legal plays include " + ", ".join(sorted(str(p) for p in plays)[:4])
+            raise CorrectionRefused(f"{shown} is not a legal play of {roll} for {who} here; {hint}")
+
+    def correct(self, request: Any) -> dict[str, Any]:
+        """Apply one correction sent by the page; returns the changes it made.
+
+        Raises :class:`InputError` for a malformed request and
+        :class:`CorrectionRefused` for one that cannot be applied.
+        """
+        key, text = correction_from_request(request)
+        with self._lock:
+            boards = self.boards()
+            if self.readings is not None and key not in boards:
+                raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the readings")
+            if self.readings is None and self._turn_at(*key) is None:
+                raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the report")
+            self.check_legal(key, text)
+            turn = self._turn_at(*key)
+            changes = self._resolve({**self.corrections, key: text})
+            if self.learn_dir is not None:
+                self._learn(key, text, turn, boards.get(key))
+            return {"changes": changes, "correction": text, "page": key[0], "board": key[1]}
+
+    def uncorrect(self, request: Any) -> dict[str, Any]:
+        """Remove the correction of one board (``{"page": p, "board": b}``)."""
+        if not isinstance(request, Mapping) or set(request) != {"page", "board"}:
+            raise InputError('expected {"page": p, "board": b}', "request", "$")
+        page, board = request["page"], request["board"]
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (page, board)):
+            raise InputError("page and board must be whole numbers", "request", "$")
+        with self._lock:
+            if (page, board) not in self.corrections:
+                raise CorrectionRefused(f"page {page} board {board} has no correction")
+            updated = {k: c for k, c in self.corrections.items() if k != (page, board)}
+            return {"changes": self._resolve(updated), "page": page, "board": board}
+
+    def _template_of(self, page: int) -> str:
+        """The paper the reader found for ``page`` (its header says), a4 when it does not say."""
+        for reading in self.readings.pages if self.readings is not None else ():
+            if reading.page == page:
+                found = reading.header.get("template")
+                value = found.get("value") if isinstance(found, Mapping) else found
+                if isinstance(value, str) and value:
+                    return value
+        return "a4"
+
+    def _resolve(self, updated: Corrections) -> list[dict[str, Any]]:
+        """Re-solve with ``updated``; keep it (and save it) only when the solver honours all of it."""
+        if self.solver is not None and self.readings is not None:
+            try:
+                readings = corrected_readings(self.readings, updated, self.report)
+                match, solved = self.solver(readings, updated)
+            except DigitiseError as exc:
+                raise CorrectionRefused(f"the solver cannot read this correction: {exc.reason}") from exc
+            new_report = self._keep_links(dict(solved))
+            bad = unfitting(new_report, updated)
+            if bad:
+                named = "; ".join(f"page {p} board {b} as {updated[(p, b)]!r}" for p, b in bad)
+                raise CorrectionRefused(
+                    f"no legal match reads {named} together with the rest of the note; nothing was changed"
+                )
+            changes = report_changes(self.report, new_report)
+            self.match, self.report = match, new_report
+        else:
+            changes = []
+        self.corrections = dict(sorted(updated.items()))
+        self.changes = changes
+        save_corrections(self.corrections_file, self.corrections, self.report_path.name)
+        return changes
+
+    def _learn(self, key: tuple[int, int], text: str, turn: Mapping[str, Any] | None, source: BoardSource | None) -> None:
+        """Save the corrected board's cells as labelled crops for ``digitise train``."""
+        if source is None or source.box is None or turn is None or self.learn_dir is None:
+            return
+        try:
+            cells = corrected_cells(text, turn)
+            stem = f"{self.report_path.stem}_p{key[0]}b{key[1]}"
+            saved = save_learning_crops(self.learn_dir, source, cells, stem, self._template_of(key[0]))
+            if not saved:
+                self.messages.append(f"page {key[0]}: the page could not be fitted, only the board picture was saved")
+        except (DigitiseError, ValueError, OSError) as exc:
+            # Learning is a side benefit: a failure must not lose the correction itself.
+            log.warning("could not save learning crops: %s", exc)
+            self.messages.append(f"learning crops not saved: {exc}")
+
+
+def _cells_json(reading: Any) -> dict[str, list[dict[str, Any]]]:
+    if reading is None:
+        return {}
+    return {
+        name: [{"digits": list(c.digits), "probability": round(float(c.probability), 4)} for c in candidates]
+        for name, candidates in sorted(reading.cells.items())
+    }
+
+
+def _marks_json(reading: Any) -> dict[str, float]:
+    if reading is None:
+        return {}
+    return {"crossed": reading.crossed, "arrow": reading.arrow, "letters": reading.letters}
+
+
+def _cut(image: Any, box: tuple[int, int, int, int], margin: float) -> Any:
+    """``box`` of ``image`` with a small margin, clipped to the image; None when empty."""
+    x, y, w, h = box
+    dx, dy = int(w * margin), int(h * margin)
+    height, width = image.shape[:2]
+    x0, y0 = max(0, x - dx), max(0, y - dy)
+    x1, y1 = min(width, x + w + dx), min(height, y + h + dy)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return image[y0:y1, x0:x1]
+
+
+def save_learning_crops(
+    learn_dir: Path, source: BoardSource, cells: Mapping[str, tuple[int, ...]], stem: str, template: str = "a4"
+) -> int:
+    """File every cell of the corrected board under its label, for ``digitise train``.
+
+    ``DIR/<digits or "empty">/<stem>_<cell>.png`` holds each cell exactly as
+    the reader classifies it (:func:`digitise.vision.read.cell_ink`: upright,
+    10 px/mm, its own strokes, white ink on black); the board picture and its labels go to
+    ``DIR/boards/<stem>.png`` and ``.json``. The cells are found by the
+    reader's own page and board fit, so they line up with what was read.
+    Returns how many cells were saved (0 when the page cannot be fitted).
+    """
+    import cv2
+
+    from digitise.errors import PageError
+    from digitise.sheet.geometry import load_template
+    from digitise.vision.read import cell_ink, locate
+
+    page = load_page(source)
+    if page is None or source.box is None:
+        raise ValueError(f"cannot read page image {source.image}")
+    saved = 0
+    board_index = cells_board = None
+    try:
+        geometry = load_template(template)
+        fit, boards, _, _, chosen = locate(page, geometry)
+        del fit
+        # The corrected board is the fitted board whose box matches the reading's.
+        x, y, w, h = source.box
+        centre = (x + w / 2, y + h / 2)
+        for bfit in boards:
+            bx, by, bw, bh = bfit.box()
+            if bx <= centre[0] <= bx + bw and by <= centre[1] <= by + bh:
+                board_index, cells_board = bfit.index, bfit
+                break
+        if cells_board is not None and board_index is not None:
+            grey = page.grey
+            board_geometry = chosen.board(board_index)
+            for name in sorted(board_geometry.cells):
+                if name in ("Bres", "Wres") and name not in cells:
+                    continue  # result squares are rarely written: an "empty" label there teaches little
+                ink = cell_ink(grey, cells_board.cell_quad(name), board_geometry, name)
+                if ink.max() <= 1:
+                    # The reader's ink mask is 0/1: store it as white ink on black, like digits.png.
+                    ink = ink * 255
+                label = "".join(str(d) for d in cells.get(name, ())) or "empty"
+                ok, encoded = cv2.imencode(".png", ink)
+                if ok:
+                    write_atomic(learn_dir / label / f"{stem}_{name}.png", encoded.tobytes(), overwrite=True)
+                    saved += 1
+    except (PageError, DigitiseError, KeyError):
+        log.warning("cannot fit the page %s: only the board picture is kept for learning", source.image)
+    image = page.grey
+    board_crop = _cut(image, source.box, margin=0.0)
+    if board_crop is not None:
+        ok, encoded = cv2.imencode(".png", board_crop)
+        if ok:
+            write_atomic(learn_dir / "boards" / f"{stem}.png", encoded.tobytes(), overwrite=True)
+    labels = {
+        "source": str(source.image),
+        "frame": source.frame,
+        "box": list(source.box),
+        "cells": {k: list(v) for k, v in sorted(cells.items())},
+        "cell_crops": saved,
+    }
+    write_atomic(learn_dir / "boards" / f"{stem}.json", json.dumps(labels, indent=1) + "\n", overwrite=True)
+    return saved

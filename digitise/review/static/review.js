@@ -1,0 +1,298 @@
+// The review page: list the turns, show one, send corrections. Plain DOM, no framework.
+// Text from the report is only ever set with textContent, never parsed as HTML.
+"use strict";
+
+const view = { state: null, showAll: false, current: null, pick: 0 };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+async function api(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const response = await fetch(path, options);
+  const doc = await response.json();
+  if (!response.ok) throw new Error(doc.error || response.statusText);
+  return doc;
+}
+
+function visibleTurns() {
+  const turns = view.state ? view.state.turns : [];
+  const flagged = turns.filter((t) => t.flagged);
+  if (!view.showAll) return flagged.length ? flagged : [];
+  return flagged.concat(turns.filter((t) => !t.flagged));
+}
+
+async function reload() {
+  view.state = await api("/api/state");
+  render();
+}
+
+function render() {
+  const s = view.state;
+  document.getElementById("title").textContent = s.title;
+  const flagged = s.turns.filter((t) => t.flagged).length;
+  document.getElementById("summary").textContent =
+    `${s.games.length} game(s), ${s.turns.length} turns, ${flagged} flagged, ${s.corrections.length} corrected · ` +
+    s.games.map((g) => `G${g.number}: ${g.winner ? `${g.winner} wins ${g.points}` : "unfinished"}`).join(", ");
+  const exportLink = document.getElementById("export");
+  exportLink.classList.toggle("disabled", !s.can_export);
+  exportLink.title = s.can_export ? "Download the corrected match" : "Export needs the readings (--readings)";
+  const messages = document.getElementById("messages");
+  messages.replaceChildren(...s.messages.map((m) => el("p", { class: "message" }, m)));
+  renderList();
+  renderDetail();
+}
+
+function renderList() {
+  const list = document.getElementById("turns");
+  const turns = visibleTurns();
+  if (view.current === null || !turns.some((t) => t.id === view.current)) {
+    view.current = turns.length ? turns[0].id : null;
+    view.pick = 0;
+  }
+  list.replaceChildren(...turns.map((t) => el("li", {
+    class: ["turn", t.flagged ? "flagged" : "", t.corrected ? "corrected" : "", t.changed ? "changed" : "",
+      t.id === view.current ? "current" : ""].join(" ").trim(),
+    "data-id": t.id,
+    onclick: () => select(t.id),
+  },
+  el("span", { class: "where" }, `${t.game ? `G${t.game} ` : ""}p${t.page} b${t.board}`),
+  el("span", { class: "what" }, t.text),
+  t.corrected ? el("span", { class: "badge fix", title: "corrected" }, "fixed") : null,
+  t.changed ? el("span", { class: "badge delta", title: "changed by the last correction" }, "changed") : null,
+  )));
+  if (!turns.length) {
+    list.replaceChildren(el("li", { class: "none" }, view.showAll ? "No turns." : "No flagged turns. Press a to see all."));
+  }
+}
+
+function currentTurn() {
+  return view.state ? view.state.turns.find((t) => t.id === view.current) || null : null;
+}
+
+function select(id) {
+  view.current = id;
+  view.pick = 0;
+  renderList();
+  renderDetail();
+  const item = document.querySelector(`#turns li[data-id="${id}"]`);
+  if (item) item.scrollIntoView({ block: "nearest" });
+}
+
+function step(delta) {
+  const turns = visibleTurns();
+  const i = turns.findIndex((t) => t.id === view.current);
+  const next = turns[Math.min(turns.length - 1, Math.max(0, i + delta))];
+  if (next) select(next.id);
+}
+
+function boardImage(position, mover, highlight, label) {
+  if (!position) return el("div", { class: "diagram none" }, `${label}: unknown`);
+  const query = new URLSearchParams({ position, mover });
+  if (highlight.length) query.set("highlight", highlight.join(","));
+  return el("figure", { class: "diagram" },
+    el("img", { src: `/api/board.svg?${query}`, alt: `${label} position ${position}` }),
+    el("figcaption", {}, `${label} (${position})`));
+}
+
+function landing(move) {
+  // Where each checker of a .mat play touches down: the numbers after a slash.
+  const points = [];
+  for (const m of (move || "").matchAll(/\/(\d+|off)/gi)) points.push(m[1].toLowerCase() === "off" ? 0 : Number(m[1]));
+  return points;
+}
+
+function cellTable(turn) {
+  const names = Object.keys(turn.cells);
+  const marks = turn.marks || {};
+  const rows = names.map((name) => el("tr", {},
+    el("th", {}, name),
+    el("td", {}, turn.cells[name].map((c, i) => el("span", { class: i === 0 ? "reading top" : "reading" },
+      `${c.digits.length ? c.digits.join("") : "∅"} ${(c.probability * 100).toFixed(0)}%`)))));
+  const extra = ["crossed", "arrow", "letters"].filter((k) => marks[k] !== undefined).map((k) => el("tr", {},
+    el("th", {}, k), el("td", {}, `${((marks[k] || 0) * 100).toFixed(0)}%`)));
+  if (!rows.length && !extra.length) return el("p", { class: "empty" }, "No readings for this board.");
+  return el("table", { class: "cells" }, el("tbody", {}, rows, extra));
+}
+
+function candidateList(turn) {
+  const candidates = (turn.candidates || []).slice(0, 9);
+  if (!candidates.length) return el("p", { class: "empty" }, "No other candidates.");
+  return el("ol", { class: "candidates" }, candidates.map((c, i) => el("li", {
+    class: i === view.pick ? "candidate picked" : "candidate",
+    onclick: () => { view.pick = i; renderDetail(); },
+    ondblclick: () => { view.pick = i; acceptPick(); },
+  },
+  el("kbd", {}, String(i + 1)),
+  el("span", { class: "move" }, candidateText(c)),
+  el("span", { class: "prob" }, `${((c.probability || 0) * 100).toFixed(1)}%`))));
+}
+
+function candidateText(c) {
+  const who = c.player ? `${c.player} ` : "";
+  let text = c.action === "move" ? `${who}${(c.dice || []).join("")}: ${c.move || "(no play)"}` : `${who}${c.action}`;
+  if (c.result && c.result.winner) text += `; ${c.result.winner} wins ${c.result.points}`;
+  return text;
+}
+
+function renderDetail() {
+  const panel = document.getElementById("detail");
+  const turn = currentTurn();
+  if (!turn) {
+    panel.replaceChildren(el("p", { class: "empty" }, "Nothing to review here."));
+    return;
+  }
+  const player = turn.player === "top" ? "top" : "bottom";
+  const who = turn.player || "nobody";
+  const crop = turn.has_crop
+    ? el("img", { class: "crop", src: `/api/crop/${turn.page}/${turn.board}.png`, alt: `page ${turn.page} board ${turn.board} as scanned` })
+    : el("p", { class: "empty crop" }, "No picture of this board.");
+  panel.replaceChildren(...[
+    el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
+      turn.flagged ? el("span", { class: "badge flag" }, "flagged") : null,
+      turn.corrected ? el("span", { class: "badge fix" }, `corrected: ${turn.correction}`) : null),
+    el("p", { class: "reading-now" }, "Read as ", el("strong", { id: "current-reading" }, turn.text),
+      ` · confidence ${((turn.confidence || 0) * 100).toFixed(1)}%`),
+    turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" }, turn.reasons.map((r) => el("li", {}, r))) : null,
+    el("div", { class: "row" }, crop, el("div", { class: "readings" }, el("h3", {}, "Readings"), cellTable(turn))),
+    el("div", { class: "row" },
+      el("div", { class: "pick" }, el("h3", {}, "Candidates"), candidateList(turn),
+        el("button", { id: "accept", onclick: acceptPick, disabled: !(turn.candidates || []).length }, "Accept (Enter)")),
+      el("form", { class: "fix", id: "fix", onsubmit: (e) => { e.preventDefault(); sendTyped(); } },
+        el("h3", {}, "Correct it"),
+        el("label", {}, "Move ", el("input", { id: "move", name: "move", autocomplete: "off", spellcheck: "false",
+          placeholder: "64: 24/18 13/9", value: turn.action === "move" ? `${(turn.dice || []).join("")}: ${turn.move || ""}` : "" })),
+        el("button", { type: "submit", id: "apply-move" }, "Apply move"),
+        el("div", { class: "cube" },
+          el("button", { type: "button", id: "mark-double", onclick: () => sendAction("double") }, "Double"),
+          el("button", { type: "button", id: "mark-take", onclick: () => sendAction("take") }, "Take"),
+          el("button", { type: "button", id: "mark-drop", onclick: () => sendAction("drop") }, "Drop"),
+          el("label", {}, "Resign, points ", el("input", { id: "resign-points", type: "number", min: "1", value: "1" })),
+          el("button", { type: "button", id: "mark-resign", onclick: () => sendAction("resign") }, "Resign"),
+          el("button", { type: "button", id: "mark-blank", onclick: () => sendAction("blank") }, "Blank")),
+        turn.corrected ? el("button", { type: "button", id: "undo", onclick: undo }, "Undo correction (u)") : null,
+        el("p", { id: "error", class: "error", role: "alert" }))),
+    el("div", { class: "row boards" },
+      boardImage(turn.position_before, player, [], "Before"),
+      boardImage(turn.position_after, player, turn.action === "move" ? landing(turn.move) : [], "After")),
+  ].filter((node) => node));
+}
+
+function showError(message) {
+  const box = document.getElementById("error");
+  if (box) box.textContent = message;
+}
+
+function showChanges(result, what) {
+  const box = document.getElementById("changes");
+  const changes = result.changes || [];
+  box.hidden = false;
+  box.replaceChildren(...[
+    el("p", {}, `${what}: ${changes.length} turn(s) changed.`),
+    changes.length ? el("ul", {}, changes.slice(0, 30).map((c) => el("li", {},
+      `page ${c.page} board ${c.board}: `,
+      c.before === c.after ? c.after : `${c.before || "(none)"} → ${c.after || "(none)"}`,
+      c.flagged_before && !c.flagged_after ? " (no longer flagged)" : "",
+      c.flagged_after && !c.flagged_before ? " (now flagged)" : ""))) : null,
+  ].filter((node) => node));
+}
+
+async function send(body, what) {
+  try {
+    const result = await api("/api/correct", body);
+    await reload();
+    showChanges(result, `${what} (page ${body.page} board ${body.board})`);
+  } catch (err) {
+    showError(err.message);
+  }
+}
+
+function acceptPick() {
+  const turn = currentTurn();
+  if (!turn || !(turn.candidates || []).length) return;
+  const c = turn.candidates[Math.min(view.pick, turn.candidates.length - 1)];
+  if (!c.correction) { showError("This candidate cannot be chosen here; type the correction instead."); return; }
+  send({ page: turn.page, board: turn.board, text: c.correction }, `Accepted ${candidateText(c)}`);
+}
+
+function sendTyped() {
+  const turn = currentTurn();
+  if (!turn) return;
+  const text = document.getElementById("move").value.trim();
+  const found = text.match(/^([1-6])\s*-?\s*([1-6])\s*:?\s*(.*)$/s);
+  if (!found) { showError("Write the dice then the play, as in 64: 24/18 13/9"); return; }
+  send({ page: turn.page, board: turn.board, action: "move", dice: [Number(found[1]), Number(found[2])], move: found[3].trim() },
+    `Corrected to ${found[1]}${found[2]}: ${found[3].trim()}`);
+}
+
+function sendAction(action) {
+  const turn = currentTurn();
+  if (!turn) return;
+  const body = { page: turn.page, board: turn.board, action };
+  if (action === "resign") body.points = Number(document.getElementById("resign-points").value);
+  send(body, `Marked ${action}`);
+}
+
+async function undo() {
+  const turn = currentTurn();
+  if (!turn || !turn.corrected) return;
+  try {
+    const result = await api("/api/uncorrect", { page: turn.page, board: turn.board });
+    await reload();
+    showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
+  } catch (err) {
+    showError(err.message);
+  }
+}
+
+document.addEventListener("keydown", (event) => {
+  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+  if (event.target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
+  if (typing) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const turn = currentTurn();
+  if (event.key === "j") step(1);
+  else if (event.key === "k") step(-1);
+  else if (event.key === "a") {
+    view.showAll = !view.showAll;
+    document.getElementById("show-all").checked = view.showAll;
+    renderList(); renderDetail();
+  } else if (/^[1-9]$/.test(event.key) && turn && Number(event.key) <= (turn.candidates || []).length) {
+    view.pick = Number(event.key) - 1;
+    renderDetail();
+  } else if (event.key === "Enter") acceptPick();
+  else if (event.key === "m") { event.preventDefault(); document.getElementById("move")?.focus(); }
+  else if (event.key === "u") undo();
+  else return;
+  event.preventDefault();
+});
+
+document.getElementById("show-all").addEventListener("change", (event) => {
+  view.showAll = event.target.checked;
+  renderList(); renderDetail();
+});
+
+document.getElementById("export").addEventListener("click", (event) => {
+  if (view.state && !view.state.can_export) event.preventDefault();
+});
+
+reload().catch((err) => {
+  document.getElementById("detail").replaceChildren(el("p", { class: "error" }, `Cannot load the report: ${err.message}`));
+});

@@ -1,0 +1,135 @@
+"""Fixtures for the review page: a small hand-made report, readings and page image.
+
+The report is built with the real rules engine (positions, legal plays) and
+the real encoder (the marks each turn writes), so it is consistent with what
+the solver produces; only the solving itself is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from digitise.game.position import Position, Side
+from digitise.game.rules import Roll, play_from_moves
+from digitise.notation.encode import turn_cells
+from digitise.notation.marks import BoardMarks
+from digitise.notation.readings import PageReading, Readings, certain_reading, readings_to_json
+from digitise.review.corrections import parse_moves
+from digitise.review.server import ReviewServer
+from digitise.review.session import ReviewSession
+
+#: (player, dice, play) of the opening turns of a game.
+TURNS = [
+    ("bottom", (3, 1), "8/5 6/5"),
+    ("top", (4, 2), "8/4 6/4"),
+    ("bottom", (6, 4), "24/18 13/9"),
+]
+BOX_W, BOX_H = 300, 120
+
+
+def board_box(index: int) -> tuple[int, int, int, int]:
+    """Where board ``index`` sits on the fixture page: two columns of four."""
+    column, row = (index - 1) % 2, (index - 1) // 2
+    return (20 + column * (BOX_W + 40), 20 + row * (BOX_H + 30), BOX_W, BOX_H)
+
+
+def build_sample(folder: Path) -> Path:
+    """Write page1.png, sample.readings.json and sample.json into ``folder``; returns the report."""
+    page = np.full((4 * (BOX_H + 30) + 40, 2 * (BOX_W + 40) + 40, 3), 255, np.uint8)
+    position = Position.initial()
+    turns: list[dict[str, Any]] = []
+    boards = []
+    for i, (player, dice, move) in enumerate(TURNS, start=1):
+        roll = Roll(*dice)
+        play = play_from_moves(position, roll, parse_moves(move))
+        assert play is not None, move
+        cells = turn_cells(Side(player), roll, play)
+        x, y, w, h = board_box(i)
+        cv2.rectangle(page, (x, y), (x + w, y + h), (90, 90, 90), 2)
+        cv2.putText(page, f"{i}: {dice[0]}{dice[1]}", (x + 10, y + 60), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (160, 40, 0), 2)
+        reading = certain_reading(i, BoardMarks(cells))
+        boards.append(type(reading)(reading.index, reading.cells, reading.crossed, reading.arrow, reading.letters,
+                                    board_box(i)))
+        turns.append({
+            "page": 1, "board": i, "player": player, "action": "move", "dice": list(dice), "move": str(play),
+            "confidence": 0.99, "flagged": False, "reasons": [],
+            "candidates": [{"action": "move", "player": player, "move": str(play), "dice": list(dice),
+                            "probability": 0.99}],
+            "position_before": position.position_id(), "position_after": play.result.position_id(),
+        })
+        position = play.result.swap()
+    # The second turn is the doubtful one: a 4 that might be a 5.
+    turns[1].update(
+        flagged=True, confidence=0.4, reasons=["low confidence"],
+        candidates=[
+            {"action": "move", "player": "top", "move": "8/4 6/4", "dice": [4, 2], "probability": 0.55},
+            {"action": "move", "player": "top", "move": "8/3 6/4", "dice": [5, 2], "probability": 0.40},
+        ],
+    )
+    cv2.imwrite(str(folder / "page1.png"), page)
+    readings = Readings((PageReading("page1.png", 1, tuple(boards)),))
+    (folder / "sample.readings.json").write_text(readings_to_json(readings), encoding="utf-8")
+    report = {
+        "games": [{"number": 1, "turns": turns, "winner": None, "points": None}],
+        "summary": {"games": 1, "turns": len(turns), "flagged": 1},
+        "readings": "sample.readings.json",
+    }
+    path = folder / "sample.json"
+    path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sample_report(tmp_path: Path) -> Path:
+    """A report with one flagged turn, its readings and page image, in a folder of its own."""
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    return build_sample(folder)
+
+
+@pytest.fixture
+def review_server(sample_report: Path) -> Iterator[ReviewServer]:
+    """A review server on a free port of 127.0.0.1, serving in a thread (no solver)."""
+    # The hand-made report is not what a solve of its readings gives: test the server alone.
+    session = ReviewSession(sample_report, resolve=False)
+    server = ReviewServer(session, "127.0.0.1", 0)
+    server.start_in_thread()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def solved_sample_master(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A real solve of a real readings file with one damaged board: (folder, truth .mat text)."""
+    from digitise.notation.mat import format_mat
+    from digitise.notation.readings import load_readings
+    from digitise.solve import report_to_json, solve
+    from tests.review.sample_match import write_sample
+
+    folder = tmp_path_factory.mktemp("solved")
+    sample = write_sample(folder, note_pages=True)
+    result = solve(load_readings(sample.readings), players=("Alice", "Bob"), length=5)
+    report = dict(result.report)
+    report.update(readings=sample.readings.name, players=["Alice", "Bob"], length=5)
+    (folder / "match.json").write_text(report_to_json(report), encoding="utf-8")
+    return folder, format_mat(sample.truth)
+
+
+@pytest.fixture
+def solved_sample(solved_sample_master: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A fresh copy of the solved sample: (report path, truth .mat text)."""
+    import shutil
+
+    folder = tmp_path / "solved"
+    shutil.copytree(solved_sample_master[0], folder)
+    return folder / "match.json", solved_sample_master[1]

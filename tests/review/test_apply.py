@@ -1,0 +1,52 @@
+"""Solving with corrections as `digitise scan --corrections` does: the same match as the review page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digitise.errors import InputError
+from digitise.notation.mat import format_mat
+from digitise.notation.readings import load_readings
+from digitise.review.apply import corrected_reading, solve_with_corrections, turn_at
+from digitise.review.corrections import corrections_path, load_corrections, save_corrections
+from digitise.solve import solve
+
+
+def test_scan_with_the_corrections_file_gives_the_corrected_match(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    readings = load_readings(report.parent / "match.readings.json")
+    path = save_corrections(corrections_path(report), {(1, 5): "21: 13/11 5/4"}, report.name)
+    corrections = load_corrections(path)
+    # The solver alone cannot take it: the misread digits never suggest 21.
+    alone = solve(readings, players=("Alice", "Bob"), length=5, corrections=corrections)
+    assert "correction does not fit" in (turn_at(alone.report, 1, 5) or {}).get("reasons", [])
+    result = solve_with_corrections(readings, corrections, players=("Alice", "Bob"), length=5, path=path)
+    assert format_mat(result.match) == truth
+    assert result.report["summary"]["flagged"] == 0
+
+
+def test_corrections_for_other_pages_are_a_clear_error(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    readings = load_readings(report.parent / "match.readings.json")
+    with pytest.raises(InputError, match=r"^c\.json: corrections that no longer fit this scan: page 7 board 1"):
+        solve_with_corrections(readings, {(7, 1): "double"}, path="c.json")
+
+
+def test_corrected_reading_is_the_marks_of_the_play(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    readings = load_readings(report.parent / "match.readings.json")
+    board = readings.pages[0].boards[4]
+    turn = turn_at(json.loads(report.read_text()), 1, 5)
+    assert turn is not None and turn["player"] == "bottom"
+    fixed = corrected_reading(board, "21: 13/11 5/4", turn)
+    assert fixed is not None and fixed.box == board.box
+    assert {k: [(c.digits, c.probability) for c in v] for k, v in fixed.cells.items()} == {
+        "W11": [((2,), 1.0)], "W4": [((1,), 1.0)]}
+    assert corrected_reading(board, "top 21: 13/11 5/4", turn) is None  # another player's turn: unsure
+    blank = corrected_reading(board, "blank", None)
+    assert blank is not None and not blank.cells and blank.arrow == 0.0
+    double = corrected_reading(board, "double", None)
+    assert double is not None and double.arrow == 1.0 and not double.cells

@@ -1,0 +1,148 @@
+"""The review page in a real browser: headless Debian chromium driven by Playwright.
+
+It clicks through a correction of a real solve (one damaged board), checks the
+page's messages, and checks the exported .mat is the true match.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from digitise.review.corrections import corrections_path, load_corrections
+from digitise.review.server import ReviewServer
+from digitise.review.session import ReviewSession
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900}, accept_downloads=True)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            # A refused correction is a 4xx the browser logs as a failed load: expected, not a page error.
+            page.on("console", lambda msg: errors.append(msg.text)
+                    if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
+            yield page
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Keep a picture of the page when DIGITISE_SCREENSHOTS names a folder (to look at by eye)."""
+    folder = os.environ.get("DIGITISE_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def test_correct_a_flagged_turn_and_export(
+    browser_page: Any, solved_sample: tuple[Path, str], tmp_path: Path
+) -> None:
+    report, truth = solved_sample
+    server = ReviewServer(ReviewSession(report), "127.0.0.1", 0)
+    server.start_in_thread()
+    page = browser_page
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#turns li.turn")
+        # Flagged turns only at first; the damaged board is among them.
+        flagged = page.locator("#turns li.turn")
+        assert flagged.count() >= 1
+        assert all("flagged" in (flagged.nth(i).get_attribute("class") or "") for i in range(flagged.count()))
+        damaged = page.locator("#turns li.turn", has_text="p1 b5")
+        damaged.click()
+        page.wait_for_selector("#detail h2:has-text('page 1 board 5')")
+        assert page.locator("img.crop").count() == 1
+        assert page.locator("figure.diagram img").count() == 2
+        assert page.locator("table.cells th", has_text="W4").count() == 1
+        screenshot(page, "1-flagged")
+
+        # j/k walk the list of flagged turns, and come back.
+        ids = page.eval_on_selector_all("#turns li.turn", "items => items.map(i => i.dataset.id)")
+        here = ids.index("p1b5")
+        if len(ids) > 1:
+            away, back = ("k", "j") if here > 0 else ("j", "k")
+            page.keyboard.press(away)
+            neighbour = ids[here - 1] if away == "k" else ids[here + 1]
+            page.wait_for_selector(f"#turns li.current[data-id='{neighbour}']")
+            page.keyboard.press(back)
+        page.wait_for_selector("#turns li.current[data-id='p1b5']")
+        page.wait_for_selector("#detail h2:has-text('page 1 board 5')")
+
+        # An illegal play: refused, with the legal ones named; nothing saved.
+        page.keyboard.press("m")
+        page.fill("#move", "21: 13/11 6/4")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#error:has-text('not a legal play')")
+        assert "legal plays include" in page.inner_text("#error")
+        assert not corrections_path(report).exists()
+        screenshot(page, "2-illegal")
+
+        # The true play: the solver re-decodes and the page shows what changed.
+        page.fill("#move", "21: 13/11 5/4")
+        page.click("#apply-move")
+        page.wait_for_selector("#changes:not([hidden])")
+        changes = page.inner_text("#changes")
+        # The corrected board, and the next one re-decoded from the corrected position (its hit moves).
+        assert re.search(r"page 1 board 5: bottom \d\d: [^\n]* → bottom 21: 13/11 5/4", changes)
+        assert "page 1 board 6: top 44: 13/9* 13/9 8/4 6/2 → top 44: 13/9 13/9 8/4* 6/2" in changes
+        assert load_corrections(corrections_path(report)) == {(1, 5): "21: 13/11 5/4"}
+        page.check("#show-all")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert "p1 b5" in page.inner_text("#turns li.turn.corrected")
+        screenshot(page, "3-corrected")
+
+        # Export: the corrected .mat is the true match.
+        with page.expect_download() as download_info:
+            page.click("#export")
+        download = download_info.value
+        assert download.suggested_filename == "match.mat"
+        target = tmp_path / "exported.mat"
+        download.save_as(str(target))
+        assert target.read_text(encoding="utf-8") == truth
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) -> None:
+    """1-9 pick a candidate, Enter accepts it (hand-made report, not re-solved)."""
+    server = ReviewServer(ReviewSession(sample_report, resolve=False), "127.0.0.1", 0)
+    server.start_in_thread()
+    page = browser_page
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.keyboard.press("2")
+        page.wait_for_selector("li.candidate.picked:has-text('52: 8/3 6/4')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "top 52: 8/3 6/4"}
+        # The export link says why it cannot export without a re-solve.
+        assert "readings" in (page.get_attribute("#export", "title") or "")
+        page.keyboard.press("u")
+        page.wait_for_selector("#turns li.turn:not(.corrected)")
+        assert load_corrections(corrections_path(sample_report)) == {}
+    finally:
+        server.shutdown()
+        server.server_close()

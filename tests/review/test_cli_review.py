@@ -1,0 +1,53 @@
+"""`digitise review` from the command line: serves on 127.0.0.1, bad input is one line and exit 3."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from digitise.cli import cli
+from digitise.errors import ExitCode
+from digitise.review.corrections import corrections_path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_serves_the_report_until_stopped(sample_report: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "digitise.cli", "review", str(sample_report), "--port", "0", "--no-browser"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, line
+        with urllib.request.urlopen(found.group(0) + "api/state", timeout=10) as response:
+            state = json.load(response)
+        assert state["title"] == "sample.json" and len(state["turns"]) == 3
+        assert str(corrections_path(sample_report)) in line
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_bad_report_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = CliRunner().invoke(cli, ["review", str(bad), "--no-browser"])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"digitise: error: {bad}: not a JSON report")
+
+
+def test_bad_corrections_file_is_one_line_and_exit_3(sample_report: Path) -> None:
+    corrections_path(sample_report).write_text('{"1:2": "jump"}')
+    result = CliRunner().invoke(cli, ["review", str(sample_report), "--no-browser"])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "sample.corrections.json: $.1:2: correction 'jump': cannot read 'jump'" in result.output

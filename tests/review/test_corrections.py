@@ -1,0 +1,138 @@
+"""The corrections file: what `digitise scan --corrections` and the review server read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digitise.errors import InputError
+from digitise.review.corrections import (
+    check_fit,
+    correction_from_request,
+    corrections_path,
+    corrections_to_json,
+    load_corrections,
+    parse_moves,
+    save_corrections,
+    unfitting,
+)
+from digitise.solve import parse_correction
+
+
+def test_round_trip_is_sorted_and_byte_stable(tmp_path: Path) -> None:
+    corrections = {(2, 1): "double; drop", (1, 5): "21: 13/11 5/4", (1, 7): "resign 2"}
+    path = save_corrections(tmp_path / "m.corrections.json", corrections, "m.json")
+    assert load_corrections(path) == dict(sorted(corrections.items()))
+    first = path.read_bytes()
+    save_corrections(path, dict(reversed(list(corrections.items()))), "m.json")
+    assert path.read_bytes() == first
+    assert list(json.loads(first)["corrections"]) == ["1:5", "1:7", "2:1"]
+    # Every text is one the solver reads.
+    for text in load_corrections(path).values():
+        parse_correction(text)
+
+
+def test_bare_mapping_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"2:5": "61: 13/7 8/7", "3:1": "double"}')
+    assert load_corrections(path) == {(2, 5): "61: 13/7 8/7", (3, 1): "double"}
+
+
+def test_corrections_path_sits_next_to_the_report() -> None:
+    assert corrections_path(Path("/x/night/match.json")) == Path("/x/night/match.corrections.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "reason"),
+    [
+        ("{", "line 1", "not JSON"),
+        ('{"format": "other", "version": 1, "corrections": {}}', "$.format", "not a corrections file"),
+        ('{"format": "digitise-corrections", "version": 9, "corrections": {}}', "$.version", "unsupported version 9"),
+        ('{"format": "digitise-corrections", "version": 1, "corrections": []}', "$.corrections", "must be an object"),
+        ('{"1-5": "double"}', "$.1-5", "page:board"),
+        ('{"1:9": "double"}', "$.1:9", "board 1-8"),
+        ('{"1:5": 3}', "$.1:5", "a correction is text"),
+        ('{"1:5": "jump"}', "$.1:5", "cannot read 'jump'"),
+        ('{"1:5": "resign 0"}', "$.1:5", "points must be at least 1"),
+        ('["1:5"]', "$", "must be an object"),
+    ],
+)
+def test_bad_files_name_the_file_the_place_and_the_reason(
+    tmp_path: Path, content: str, where: str, reason: str
+) -> None:
+    path = tmp_path / "bad.corrections.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as caught:
+        load_corrections(path)
+    assert caught.value.path == str(path)
+    assert caught.value.where == where
+    assert reason in caught.value.reason
+    assert caught.value.message.startswith(f"{path}: {where}: ")
+
+
+def test_missing_and_binary_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        load_corrections(tmp_path / "absent.json")
+    binary = tmp_path / "b.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_corrections(binary)
+
+
+@pytest.mark.parametrize(
+    ("request_doc", "text"),
+    [
+        ({"page": 1, "board": 2, "action": "move", "dice": [1, 2], "move": "24/23  13/11"}, "21: 24/23 13/11"),
+        ({"page": 1, "board": 2, "action": "move", "dice": [6, 3], "move": ""}, "63:"),
+        ({"page": 1, "board": 2, "action": "move", "dice": [4, 4], "move": "13/9(2)", "player": "top"},
+         "top 44: 13/9(2)"),
+        ({"page": 1, "board": 2, "action": "double"}, "double"),
+        ({"page": 1, "board": 2, "action": "take"}, "double; take"),
+        ({"page": 1, "board": 2, "action": "drop"}, "double; drop"),
+        ({"page": 1, "board": 2, "action": "resign", "points": 2}, "resign 2"),
+        ({"page": 1, "board": 2, "action": "blank"}, "blank"),
+        ({"page": 3, "board": 8, "text": " bottom  wins 3 "}, "bottom wins 3"),
+    ],
+)
+def test_requests_become_solver_corrections(request_doc: dict, text: str) -> None:
+    key, got = correction_from_request(request_doc)
+    assert key == (request_doc["page"], request_doc["board"])
+    assert got == text
+    parse_correction(got)
+
+
+def test_parse_moves_reads_mat_notation() -> None:
+    assert parse_moves("24/18 13/9") == [(24, 18), (13, 9)]
+    assert parse_moves("bar/22* 6/off") == [(25, 22), (6, 0)]
+    assert parse_moves("24/18/14") == [(24, 18), (18, 14)]
+    assert parse_moves("13/9(2) 25/21") == [(13, 9), (13, 9), (25, 21)]
+    assert parse_moves("") == []
+    for bad, message in (("8-4", "cannot read"), ("4/8", "backwards"), ("30/20", "not 0")):
+        with pytest.raises(ValueError, match=message):
+            parse_moves(bad)
+
+
+def test_fit_against_a_report() -> None:
+    report = {
+        "games": [{"turns": [
+            {"page": 1, "board": 1, "reasons": []},
+            {"page": 1, "board": 2, "reasons": ["correction does not fit", "low confidence"]},
+        ]}],
+        "skipped": [{"page": 1, "board": 3, "reasons": ["blank board inside a game"]}],
+    }
+    ok = {(1, 1): "31: 8/5 6/5", (1, 3): "blank", (2, 4): "blank"}
+    assert unfitting(report, ok) == []
+    check_fit(report, ok, "c.json")
+    bad = {(1, 2): "double", (4, 1): "52: 13/8 13/11"}
+    assert unfitting(report, bad) == [(1, 2), (4, 1)]
+    with pytest.raises(InputError, match=r"c.json: corrections that no longer fit this scan: page 1 board 2"):
+        check_fit(report, bad, "c.json")
+
+
+def test_json_text_is_deterministic() -> None:
+    text = corrections_to_json({(1, 2): "double"}, "r.json")
+    assert text == corrections_to_json({(1, 2): "double"}, "r.json")
+    assert json.loads(text) == {"format": "digitise-corrections", "version": 1, "report": "r.json",
+                                "corrections": {"1:2": "double"}}

@@ -1,0 +1,199 @@
+"""The review server's endpoints, over real HTTP on a free port of 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from digitise.game.position import Position
+from digitise.review.corrections import corrections_path, load_corrections
+from digitise.review.server import MAX_BODY, ReviewServer
+
+
+def request(
+    server: ReviewServer, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """Send one raw request (paths are sent exactly as given, never normalised)."""
+    host, port = server.server_address[:2]
+    connection = http.client.HTTPConnection(str(host), int(port), timeout=10)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def post_json(server: ReviewServer, path: str, doc: Any) -> tuple[int, Any]:
+    status, _, body = request(server, "POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+    return status, json.loads(body)
+
+
+def test_binds_to_loopback_by_default(review_server: ReviewServer) -> None:
+    assert review_server.server_address[0] == "127.0.0.1"
+    assert review_server.url.startswith("http://127.0.0.1:")
+
+
+def test_page_and_static_files(review_server: ReviewServer) -> None:
+    status, headers, body = request(review_server, "GET", "/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert b"/static/review.js" in body
+    for name, kind in (("review.js", "text/javascript"), ("review.css", "text/css")):
+        status, headers, body = request(review_server, "GET", f"/static/{name}")
+        assert status == 200 and headers["Content-Type"].startswith(kind) and body
+
+
+def test_state_lists_turns_with_readings(review_server: ReviewServer) -> None:
+    status, _, body = request(review_server, "GET", "/api/state")
+    state = json.loads(body)
+    assert status == 200
+    assert [t["id"] for t in state["turns"]] == ["p1b1", "p1b2", "p1b3"]
+    flagged = [t for t in state["turns"] if t["flagged"]]
+    assert [t["text"] for t in flagged] == ["top 42: 8/4 6/4"]
+    assert flagged[0]["cells"] == {"B4": [{"digits": [4, 2], "probability": 1.0}]}
+    assert flagged[0]["has_crop"] is True
+    assert state["can_export"] is False  # no solver in this fixture
+
+
+def test_crop_is_the_board_from_the_page(review_server: ReviewServer) -> None:
+    import cv2
+    import numpy as np
+
+    status, headers, body = request(review_server, "GET", "/api/crop/1/2.png")
+    assert status == 200 and headers["Content-Type"] == "image/png"
+    crop = cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+    assert crop is not None
+    # 300 x 120 box plus a 4 % margin each side.
+    assert crop.shape[:2] == (120 + 2 * 4, 300 + 2 * 12)
+    assert request(review_server, "GET", "/api/crop/1/7.png")[0] == 404
+    assert request(review_server, "GET", "/api/crop/9/1.png")[0] == 404
+
+
+def test_board_svg(review_server: ReviewServer) -> None:
+    pid = Position.initial().position_id()
+    status, headers, body = request(review_server, "GET", f"/api/board.svg?position={pid}&mover=top&highlight=8,6")
+    assert status == 200 and headers["Content-Type"] == "image/svg+xml"
+    assert body.count(b'class="checker') == 30
+    for bad in (f"/api/board.svg?position={pid}&mover=left", "/api/board.svg?position=<script>&mover=top",
+                "/api/board.svg?position=%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F%2F&mover=top"):
+        status, _, body = request(review_server, "GET", bad)
+        assert status == 400 and "error" in json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../../etc/passwd",
+        "/files/../../etc/passwd",
+        "/files/..%2f..%2f..%2fetc%2fpasswd",
+        "/files/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/files/%252e%252e/etc/passwd",
+        "/files//etc/passwd",
+        "/files/%2fetc%2fpasswd",
+        "/static/../server.py",
+        "/static/..%2fserver.py",
+        "/files/page1.png%00.txt",
+        "/files/..\\..\\etc\\passwd",
+    ],
+)
+def test_no_path_traversal(review_server: ReviewServer, path: str) -> None:
+    status, headers, body = request(review_server, "GET", path)
+    assert status in (403, 404)
+    assert b"root:" not in body
+    assert headers["Content-Type"].startswith("application/json") and "error" in json.loads(body)
+
+
+def test_serves_files_under_the_report_folder(review_server: ReviewServer, sample_report: Path) -> None:
+    status, headers, body = request(review_server, "GET", "/files/page1.png")
+    assert status == 200 and headers["Content-Type"] == "image/png"
+    assert body == (sample_report.parent / "page1.png").read_bytes()
+    # A symlink out of the folder is outside it too.
+    (sample_report.parent / "escape").symlink_to("/etc")
+    assert request(review_server, "GET", "/files/escape/hostname")[0] == 403
+    # Text files are never served as something a browser would run.
+    (sample_report.parent / "notes.html").write_text("<script>alert(1)</script>", encoding="utf-8")
+    assert request(review_server, "GET", "/files/notes.html")[1]["Content-Type"].startswith("text/plain")
+
+
+def test_foreign_host_header_refused(review_server: ReviewServer) -> None:
+    status, _, body = request(review_server, "GET", "/api/state", headers={"Host": "evil.example:80"})
+    assert status == 403 and "host" in json.loads(body)["error"]
+
+
+def test_legal_correction_is_saved_atomically_next_to_the_report(
+    review_server: ReviewServer, sample_report: Path
+) -> None:
+    status, doc = post_json(review_server, "/api/correct",
+                            {"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4"})
+    assert status == 200, doc
+    assert doc["correction"] == "52: 8/3 6/4"
+    assert load_corrections(corrections_path(sample_report)) == {(1, 2): "52: 8/3 6/4"}
+    state = json.loads(request(review_server, "GET", "/api/state")[2])
+    turn = next(t for t in state["turns"] if t["id"] == "p1b2")
+    assert turn["corrected"] and turn["correction"] == "52: 8/3 6/4"
+    # The same correction as text (what accepting a candidate sends), with the player named.
+    status, doc = post_json(review_server, "/api/correct", {"page": 1, "board": 2, "text": "top 52:  8/3 6/4"})
+    assert status == 200 and doc["correction"] == "top 52: 8/3 6/4"
+    # Undo removes it from the file too.
+    status, doc = post_json(review_server, "/api/uncorrect", {"page": 1, "board": 2})
+    assert status == 200
+    assert load_corrections(corrections_path(sample_report)) == {}
+
+
+def test_illegal_move_gets_a_clear_message(review_server: ReviewServer, sample_report: Path) -> None:
+    status, doc = post_json(review_server, "/api/correct",
+                            {"page": 1, "board": 2, "action": "move", "dice": [4, 2], "move": "24/20 6/5"})
+    assert status == 409
+    assert "24/20 6/5 is not a legal play of 42 for top" in doc["error"]
+    assert "legal plays include" in doc["error"]
+    assert not corrections_path(sample_report).exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "fragment"),
+    [
+        (b"not json", 400, "not JSON"),
+        (b"[1, 2]", 400, "must be an object"),
+        (b'{"page": 1, "board": 2}', 400, "missing 'action'"),
+        (b'{"page": 1, "board": 9, "action": "double"}', 400, "$.board: must be a whole number 1 to 8"),
+        (b'{"page": "1", "board": 2, "action": "double"}', 400, "whole number"),
+        (b'{"page": 1, "board": 2, "action": "jump"}', 400, "must be one of"),
+        (b'{"page": 1, "board": 2, "action": "move", "dice": [7, 1], "move": ""}', 400, "$.dice[0]"),
+        (b'{"page": 1, "board": 2, "action": "move", "dice": [4, 2], "move": "8-4"}', 400, "cannot read"),
+        (b'{"page": 1, "board": 2, "action": "resign"}', 400, "$.points"),
+        (b'{"page": 1, "board": 2, "action": "double", "dice": [1, 2]}', 400, "a double has no 'dice'"),
+        (b'{"page": 1, "board": 2, "text": "jump around"}', 400, "cannot read 'jump around'"),
+        (b'{"page": 1, "board": 2, "text": 42}', 400, "$.text"),
+        (b'{"page": 1, "board": 2, "action": "double", "evil": 1}', 400, "unknown key"),
+        (b'{"page": 5, "board": 2, "action": "double"}', 409, "not in the readings"),
+        (b'\xff\xfe', 400, "not JSON"),
+    ],
+)
+def test_malformed_corrections_are_4xx_with_a_message(
+    review_server: ReviewServer, body: bytes, status: int, fragment: str
+) -> None:
+    got, _, answer = request(review_server, "POST", "/api/correct", body, {"Content-Type": "application/json"})
+    assert got == status
+    assert fragment in json.loads(answer)["error"]
+
+
+def test_request_limits(review_server: ReviewServer) -> None:
+    big = b'{"page": 1, "board": 2, "action": "double", "x": "' + b"a" * MAX_BODY + b'"}'
+    status, _, body = request(review_server, "POST", "/api/correct", big, {"Content-Type": "application/json"})
+    assert status == 413 and "over" in json.loads(body)["error"]
+    status, _, _ = request(review_server, "POST", "/api/correct", b"{}", {"Content-Type": "text/plain"})
+    assert status == 415
+    status, _, _ = request(review_server, "POST", "/api/correct", b"{}",
+                           {"Content-Type": "application/json", "Origin": "http://evil.example"})
+    assert status == 403
+    assert request(review_server, "DELETE", "/api/correct")[0] == 405
+    assert request(review_server, "POST", "/api/nothing", b"{}", {"Content-Type": "application/json"})[0] == 404
+
+
+def test_export_without_a_solved_match_is_a_clear_409(review_server: ReviewServer) -> None:
+    status, _, body = request(review_server, "GET", "/api/export.mat")
+    assert status == 409 and "--readings" in json.loads(body)["error"]

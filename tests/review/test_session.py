@@ -1,0 +1,200 @@
+"""The review session on a real solve: a correction re-decodes the match and is saved; export and learning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import pytest
+
+from digitise.errors import InputError
+from digitise.review.corrections import corrections_path, load_corrections, save_corrections
+from digitise.review.session import CorrectionRefused, ReviewSession
+
+#: What the damaged board (page 1, board 5) truly records.
+TRUE_PLAY = {"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"}
+
+
+def turn_at(session: ReviewSession, page: int, board: int) -> dict:
+    return next(t for t in session.state()["turns"] if (t["page"], t["board"]) == (page, board))
+
+
+def test_damaged_board_is_flagged_and_the_export_is_wrong(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    session = ReviewSession(report)
+    damaged = turn_at(session, 1, 5)
+    assert damaged["flagged"] and damaged["text"] != "bottom 21: 13/11 5/4"
+    assert session.export_mat() != truth
+
+
+def test_correction_re_decodes_and_exports_the_true_match(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    session = ReviewSession(report)
+    result = session.correct(TRUE_PLAY)
+    assert result["correction"] == "21: 13/11 5/4"
+    changed = {(c["page"], c["board"]): c for c in result["changes"]}
+    assert changed[(1, 5)]["after"] == "bottom 21: 13/11 5/4"
+    # The next board is re-decoded from the corrected position: its hit moves.
+    assert changed[(1, 6)]["after"] == "top 44: 13/9 13/9 8/4* 6/2"
+    assert session.export_mat() == truth
+    state = session.state()
+    assert turn_at(session, 1, 5)["corrected"] and turn_at(session, 1, 6)["changed"]
+    assert state["corrections"] == [{"page": 1, "board": 5, "text": "21: 13/11 5/4"}]
+    # Saved next to the report; a new session (browser closed, server restarted) re-applies it.
+    assert load_corrections(corrections_path(report)) == {(1, 5): "21: 13/11 5/4"}
+    again = ReviewSession(report)
+    assert again.export_mat() == truth
+    assert turn_at(again, 1, 5)["correction"] == "21: 13/11 5/4"
+
+
+def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    session = ReviewSession(report)
+    before = session.export_mat()
+    session.correct(TRUE_PLAY)
+    result = session.uncorrect({"page": 1, "board": 5})
+    assert session.export_mat() == before != truth
+    assert any((c["page"], c["board"]) == (1, 5) for c in result["changes"])
+    assert load_corrections(corrections_path(report)) == {}
+
+
+def test_illegal_typed_move_is_refused_with_the_legal_ones(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    session = ReviewSession(report)
+    with pytest.raises(CorrectionRefused, match=r"13/11 6/4 is not a legal play of 21 for bottom here; "
+                                               r"legal plays include .*13/11 5/4"):
+        session.correct({**TRUE_PLAY, "move": "13/11 6/4"})
+    with pytest.raises(CorrectionRefused, match="21 can be played by bottom here"):
+        session.correct({**TRUE_PLAY, "move": ""})
+    assert not corrections_path(report).exists()
+
+
+def test_a_correction_the_match_cannot_follow_is_refused_and_nothing_changes(
+    solved_sample: tuple[Path, str],
+) -> None:
+    report, _ = solved_sample
+    session = ReviewSession(report)
+    before = session.export_mat()
+    # Board 6 is top's 44; saying it is a resignation leaves later boards unexplained... but the
+    # solver may still honour it. A double on the opening board cannot be honoured (no cube action
+    # before the first roll), so the solver tags it and the session refuses it.
+    with pytest.raises(CorrectionRefused, match="no legal match reads page 1 board 1 as 'double'"):
+        session.correct({"page": 1, "board": 1, "action": "double"})
+    assert session.export_mat() == before
+    assert not corrections_path(report).exists()
+
+
+def test_corrections_file_that_no_longer_fits_is_a_clear_error(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    save_corrections(corrections_path(report), {(3, 2): "21: 13/11 5/4"}, report.name)
+    with pytest.raises(InputError, match=r"corrections\.json: corrections that no longer fit this scan: page 3 board 2"):
+        ReviewSession(report)
+    save_corrections(corrections_path(report), {(1, 1): "double"}, report.name)
+    with pytest.raises(InputError, match=r"no longer fit this scan: page 1 board 1 \('double'\)"):
+        ReviewSession(report)
+
+
+def test_learn_saves_labelled_cell_crops(solved_sample: tuple[Path, str], tmp_path: Path) -> None:
+    """The corrected board's cells, found by the reader's own fit of the printed note, filed by label."""
+    report, _ = solved_sample
+    learn = tmp_path / "learn"
+    session = ReviewSession(report, learn_dir=learn)
+    session.correct(TRUE_PLAY)
+    labels = json.loads((learn / "boards" / "match_p1b5.json").read_text())
+    # 21: 13/11 5/4 for bottom: the 2 lands on 11 (W11), the 1 on 4 (W4).
+    assert labels["cells"] == {"W11": [2], "W4": [1]}
+    assert labels["cell_crops"] == 24 + 3 - 0  # 24 points, both off squares and the centre
+    two = cv2.imread(str(learn / "2" / "match_p1b5_W11.png"), cv2.IMREAD_GRAYSCALE)
+    one = cv2.imread(str(learn / "1" / "match_p1b5_W4.png"), cv2.IMREAD_GRAYSCALE)
+    empties = sorted((learn / "empty").glob("match_p1b5_*.png"))
+    assert len(empties) == 25
+    # The written digits are in their crops (white ink on black) and the empty squares are empty:
+    # the cells line up with the page.
+    assert two is not None and one is not None
+    assert (two > 127).sum() > 100 and (one > 127).sum() > 50
+    for path in empties:
+        empty = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+        assert empty is not None and (empty > 127).sum() < 20, path.name
+    crop = cv2.imread(str(learn / "boards" / "match_p1b5.png"))
+    assert crop is not None and crop.shape[:2] == tuple(labels["box"][3:1:-1])
+
+
+def test_readings_option_and_missing_readings(solved_sample: tuple[Path, str], tmp_path: Path) -> None:
+    report, truth = solved_sample
+    doc = json.loads(report.read_text())
+    readings = report.parent / doc.pop("readings")
+    bare = report.parent / "bare.json"
+    bare.write_text(json.dumps(doc))
+    session = ReviewSession(bare)
+    assert not session.state()["can_export"] and "--readings" in session.messages[0]
+    with pytest.raises(CorrectionRefused, match="--readings"):
+        session.export_mat()
+    with_option = ReviewSession(bare, readings_path=readings)
+    with_option.correct(TRUE_PLAY)
+    assert with_option.export_mat() == truth
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [("{", "not a JSON report"), ('{"turns": []}', 'no "games" list')],
+)
+def test_bad_report_is_an_input_error(tmp_path: Path, content: str, reason: str) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=reason) as caught:
+        ReviewSession(path)
+    assert str(path) in caught.value.message
+
+
+def test_a_missed_double_is_marked_with_the_drop_button(tmp_path: Path) -> None:
+    """The arrow of the double was not seen: the solver reads a resignation; "drop" puts the double back."""
+    from digitise.notation.mat import format_mat
+    from tests.review.sample_match import write_sample
+
+    sample = write_sample(tmp_path, damage=12, lose_arrow=True)
+    assert sample.damaged == (2, 5)
+    session = ReviewSession(_report_for(sample.readings))
+    assert turn_at(session, 2, 5)["action"] == "resign"
+    result = session.correct({"page": 2, "board": 5, "action": "drop"})
+    assert result["correction"] == "double; drop"
+    assert {"bottom double", "top drop"} <= {c["after"] for c in result["changes"]}
+    assert session.export_mat() == format_mat(sample.truth)
+
+
+def _report_for(readings: Path) -> Path:
+    """A report of a plain solve of ``readings`` (what `digitise scan` writes), beside it."""
+    from digitise.notation.readings import load_readings
+    from digitise.solve import report_to_json, solve
+
+    result = solve(load_readings(readings), players=("Alice", "Bob"), length=5)
+    report = dict(result.report)
+    report.update(readings=readings.name, players=["Alice", "Bob"], length=5)
+    path = readings.parent / "match.json"
+    path.write_text(report_to_json(report), encoding="utf-8")
+    return path
+
+
+def test_crops_come_from_the_right_page_of_a_multi_page_tiff(tmp_path: Path) -> None:
+    import numpy as np
+
+    from digitise.notation.readings import BoardReading, PageReading, Readings, readings_to_json
+
+    frames = [np.full((500, 600, 3), shade, np.uint8) for shade in (40, 200)]
+    for frame, shade in zip(frames, (40, 200), strict=True):
+        cv2.rectangle(frame, (100, 100), (300, 180), (shade // 2, 0, 255), -1)
+    assert cv2.imwritemulti(str(tmp_path / "scan.tif"), frames)
+    box = (100, 100, 201, 81)
+    pages = tuple(PageReading("scan.tif", n, (BoardReading(1, box=box),)) for n in (1, 2))
+    (tmp_path / "r.json").write_text(readings_to_json(Readings(pages)))
+    (tmp_path / "rep.json").write_text(json.dumps({"games": [], "readings": "r.json"}))
+    session = ReviewSession(tmp_path / "rep.json", resolve=False)
+    for page, shade in ((1, 40), (2, 200)):
+        png = session.crop_png(page, 1)
+        assert png is not None
+        crop = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+        assert crop is not None
+        assert crop.shape[:2] == (81 + 2 * 3, 201 + 2 * 8)
+        assert tuple(crop[40, 100]) == (shade // 2, 0, 255)  # the board's own colour
+        assert tuple(crop[0, 0]) == (shade, shade, shade)  # the margin around it, from the same page
+    assert session.crop_png(3, 1) is None
