@@ -1,0 +1,386 @@
+"""Draw the blank recording note: a vector PDF for printing and a raster image.
+
+Both drawings come from the same :class:`~digitise.sheet.geometry.Template`
+through one list of primitives (:func:`sheet_primitives`), so a cell lands
+where the geometry says in either: the PDF is exact (vector, page size to the
+hundredth of a millimetre, meant to print at 100 %), the raster image places
+every line and marker with sub-pixel anti-aliasing at the requested
+resolution (the synthetic sheets are drawn on it directly).
+
+What is printed: the four ArUco markers, thin mid-grey cell lines with a
+thicker line between the 7 and 6 squares, small locating dots above and
+below each point column, each board's index in the middle row under
+``Bres``, and light header labels over the header boxes.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from digitise.errors import InputError
+from digitise.fileio import write_atomic
+from digitise.sheet.geometry import Rect, Template, px_per_mm
+
+#: Grey level of the cell lines (0 black, 1 white) when the file gives none.
+LINE_GREY = 0.55
+LINE_MM = 0.2
+THICK_LINE_MM = 0.5
+DOT_RADIUS_MM = 0.35
+LABEL_GREY = 0.6
+INDEX_GREY = 0.45
+#: Text heights (cap height) in mm.
+LABEL_MM = 1.7
+INDEX_MM = 3.4
+FOOTER_MM = 1.5
+FIELD_LABELS = {
+    "event": "Event",
+    "date": "Date",
+    "round": "Round",
+    "match_length": "Match to",
+    "player_top": "Black (top)",
+    "player_bottom": "White (bottom)",
+    "page": "Page",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """An axis-aligned line from (x0, y0) to (x1, y1), ``width`` mm thick, centred on the segment."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    width: float
+    grey: float
+
+
+@dataclass(frozen=True, slots=True)
+class Dot:
+    """A filled dot."""
+
+    x: float
+    y: float
+    radius: float
+    grey: float
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A line of text: ``x`` is its left edge (or centre when ``centred``), ``y`` its baseline."""
+
+    text: str
+    x: float
+    y: float
+    height: float
+    grey: float
+    centred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerDrawing:
+    """An ArUco marker: ``bits`` is its 6x6 black (0) / white (1) grid, border included."""
+
+    rect: Rect
+    bits: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Primitives:
+    """Everything printed on the blank note."""
+
+    lines: tuple[Line, ...]
+    dots: tuple[Dot, ...]
+    texts: tuple[Text, ...]
+    markers: tuple[MarkerDrawing, ...]
+
+
+def marker_bits(marker_id: int) -> tuple[tuple[int, ...], ...]:
+    """The 6x6 bit grid (1 = white) of ``marker_id`` in OpenCV's ``DICT_4X4_50``."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    image = cv2.aruco.generateImageMarker(dictionary, marker_id, 6)
+    return tuple(tuple(int(v > 127) for v in row) for row in image)
+
+
+def _grid_lines(template: Template, *, grey: float, width: float, thick: float) -> list[Line]:
+    lines: list[Line] = []
+    for board in template.boards:
+        cells = board.cells
+        for row in ("B", "W"):
+            res, off = cells[f"{row}res"], cells[f"{row}off"]
+            top, bottom = res.y, res.bottom
+            lines.append(Line(res.x, top, off.right, top, width, grey))
+            lines.append(Line(res.x, bottom, off.right, bottom, width, grey))
+            edges = [res.x, res.right] + [cells[f"{row}{p}"].right for p in range(12, 0, -1)] + [off.right]
+            six = cells[f"{row}6"].x
+            for x in edges:
+                w = thick if abs(x - six) < 1e-6 else width
+                lines.append(Line(x, top, x, bottom, w, grey))
+        centre = cells["centre"]
+        lines.append(Line(centre.x, centre.y, centre.x, centre.bottom, width, grey))
+        lines.append(Line(centre.right, centre.y, centre.right, centre.bottom, width, grey))
+    for rect in template.fields.values():
+        lines.extend(_box(rect, width, grey))
+    return lines
+
+
+def _box(rect: Rect, width: float, grey: float) -> list[Line]:
+    return [
+        Line(rect.x, rect.y, rect.right, rect.y, width, grey),
+        Line(rect.x, rect.bottom, rect.right, rect.bottom, width, grey),
+        Line(rect.x, rect.y, rect.x, rect.bottom, width, grey),
+        Line(rect.right, rect.y, rect.right, rect.bottom, width, grey),
+    ]
+
+
+def sheet_primitives(
+    template: Template, *, markers: bool = True, line_grey: float | None = None, labels: bool = True
+) -> Primitives:
+    """What the blank note prints, in millimetres.
+
+    ``markers=False`` and a darker ``line_grey`` give the photocopy look of
+    an old note; ``labels=False`` leaves out the header labels and footer.
+    """
+    style = template.style
+    grey = float(style.get("line_grey", LINE_GREY)) if line_grey is None else line_grey
+    width = float(style.get("line_mm", LINE_MM))
+    thick = float(style.get("thick_line_mm", THICK_LINE_MM))
+    radius = float(style.get("dot_radius_mm", DOT_RADIUS_MM))
+    lines = _grid_lines(template, grey=grey, width=width, thick=thick)
+    dots = tuple(Dot(x, y, radius, grey) for board in template.boards for x, y in board.dots)
+    texts: list[Text] = []
+    for board in template.boards:
+        label = board.label or board.cells["Bres"].union(board.cells["Wres"])
+        cx, cy = label.centre
+        texts.append(Text(str(board.index), cx, cy + INDEX_MM / 2, INDEX_MM, min(grey, INDEX_GREY), centred=True))
+    if labels:
+        for name, rect in template.fields.items():
+            where = template.field_labels.get(name)
+            y = where.bottom - 0.5 if where is not None else rect.y - 0.5
+            texts.append(Text(FIELD_LABELS.get(name, name), rect.x + 0.3, y, LABEL_MM, LABEL_GREY))
+        page_w, page_h = template.page_mm
+        footer = f"digitise recording note - {template.name} - one board per turn: write each die where the checker lands"
+        texts.append(Text(footer, page_w / 2, page_h - 8.5, FOOTER_MM, LABEL_GREY, centred=True))
+    drawings = tuple(MarkerDrawing(m.rect, marker_bits(m.id)) for m in template.markers) if markers else ()
+    return Primitives(tuple(lines), dots, tuple(texts), drawings)
+
+
+# --- PDF ---------------------------------------------------------------------------------
+
+
+def template_pdf(template: Template, *, pages: int = 1) -> bytes:
+    """The blank note as a vector PDF, page size exactly ``template.page_mm``.
+
+    Deterministic (reportlab's invariant mode: no timestamps, fixed IDs).
+    """
+    from reportlab.lib.units import mm
+    from reportlab.pdfgen import canvas
+
+    page_w, page_h = template.page_mm
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=(page_w * mm, page_h * mm), invariant=1, pageCompression=1)
+    pdf.setTitle(f"Game Recording Note ({template.name})")
+    pdf.setAuthor("digitise")
+    prims = sheet_primitives(template)
+    for _ in range(pages):
+        _draw_pdf_page(pdf, prims, page_h, mm)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def _draw_pdf_page(pdf: object, prims: Primitives, page_h: float, mm: float) -> None:
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    c = pdf  # reportlab's Canvas; typed loosely because reportlab ships no stubs
+
+    def y(v: float) -> float:
+        return (page_h - v) * mm
+
+    c.setLineCap(2)  # type: ignore[attr-defined]  # projecting caps: lines meet at corners
+    for line in prims.lines:
+        c.setStrokeGray(line.grey)  # type: ignore[attr-defined]
+        c.setLineWidth(line.width * mm)  # type: ignore[attr-defined]
+        c.line(line.x0 * mm, y(line.y0), line.x1 * mm, y(line.y1))  # type: ignore[attr-defined]
+    for dot in prims.dots:
+        c.setFillGray(dot.grey)  # type: ignore[attr-defined]
+        c.circle(dot.x * mm, y(dot.y), dot.radius * mm, stroke=0, fill=1)  # type: ignore[attr-defined]
+    for text in prims.texts:
+        # Helvetica's cap height is 0.718 em.
+        size = text.height / 0.718 * mm
+        c.setFillGray(text.grey)  # type: ignore[attr-defined]
+        c.setFont("Helvetica", size)  # type: ignore[attr-defined]
+        x = text.x * mm
+        if text.centred:
+            x -= stringWidth(text.text, "Helvetica", size) / 2
+        c.drawString(x, y(text.y), text.text)  # type: ignore[attr-defined]
+    c.setFillGray(0)  # type: ignore[attr-defined]
+    for marker in prims.markers:
+        cell = marker.rect.w / 6
+        # The whole square black, then the white bits on top: no hairline gaps between bits.
+        c.rect(marker.rect.x * mm, y(marker.rect.bottom), marker.rect.w * mm, marker.rect.h * mm,  # type: ignore[attr-defined]
+               stroke=0, fill=1)
+        c.setFillGray(1)  # type: ignore[attr-defined]
+        for r, row in enumerate(marker.bits):
+            for k, bit in enumerate(row):
+                if bit:
+                    x0 = marker.rect.x + k * cell
+                    y1 = marker.rect.y + (r + 1) * cell
+                    c.rect(x0 * mm, y(y1), cell * mm, cell * mm, stroke=0, fill=1)  # type: ignore[attr-defined]
+        c.setFillGray(0)  # type: ignore[attr-defined]
+
+
+# --- raster ------------------------------------------------------------------------------
+
+
+def _coverage(start: float, stop: float, size: int) -> tuple[int, np.ndarray]:
+    """Per-pixel coverage of the interval [start, stop) in pixel units: (first pixel, weights)."""
+    first = max(int(np.floor(start)), 0)
+    last = min(int(np.ceil(stop)), size)
+    if last <= first:
+        return first, np.zeros(0, dtype=np.float32)
+    edges = np.arange(first, last + 1, dtype=np.float32)
+    lo = np.maximum(edges[:-1], start)
+    hi = np.minimum(edges[1:], stop)
+    return first, np.clip(hi - lo, 0.0, 1.0).astype(np.float32)
+
+
+def paint_rect(dark: np.ndarray, x0: float, y0: float, x1: float, y1: float, darkness: float) -> None:
+    """Darken ``dark`` over a pixel rectangle, anti-aliased at its edges.
+
+    ``dark`` is float32 (0 white .. 1 black) or uint8 (0 white .. 255 black).
+    """
+    h, w = dark.shape
+    cx0, wx = _coverage(x0, x1, w)
+    cy0, wy = _coverage(y0, y1, h)
+    if not wx.size or not wy.size:
+        return
+    region = dark[cy0:cy0 + wy.size, cx0:cx0 + wx.size]
+    values = np.outer(wy, wx) * darkness
+    if dark.dtype == np.uint8:
+        np.maximum(region, (values * 255 + 0.5).astype(np.uint8), out=region)
+    else:
+        np.maximum(region, values, out=region)
+
+
+def render_template(
+    template: Template,
+    dpi: float,
+    *,
+    markers: bool = True,
+    line_grey: float | None = None,
+    labels: bool = True,
+) -> np.ndarray:
+    """The blank note as a greyscale image (uint8, white paper) at ``dpi``.
+
+    Pixel (i, j) covers [j, j+1) x [i, i+1) in pixel units, and a point at
+    (x, y) mm lies at (x, y) * dpi / 25.4 pixels: the homography of
+    :func:`~digitise.sheet.geometry.mm_to_px_matrix`. Cached per arguments;
+    the returned array is read-only (copy it before drawing on it).
+    """
+    return _render_template(template, float(dpi), markers, line_grey, labels)
+
+
+@functools.lru_cache(maxsize=16)
+def _render_template(
+    template: Template, dpi: float, markers: bool, line_grey: float | None, labels: bool
+) -> np.ndarray:
+    s = px_per_mm(dpi)
+    width, height = template.page_px(dpi)
+    # One uint8 "darkness" layer (0 paper, 255 black): dots and text first (OpenCV draws over what is
+    # there), then lines and markers composited by maximum.
+    dark = np.zeros((height, width), dtype=np.uint8)
+    prims = sheet_primitives(template, markers=markers, line_grey=line_grey, labels=labels)
+    shift = 4
+    for dot in prims.dots:
+        centre = (round(dot.x * s * 16 - 8), round(dot.y * s * 16 - 8))
+        radius = max(round(dot.radius * s * 16), 8)
+        cv2.circle(dark, centre, radius, round(255 * (1 - dot.grey)), -1, cv2.LINE_AA, shift)
+    for text in prims.texts:
+        _put_text(dark, text, s)
+    for line in prims.lines:
+        half = line.width / 2
+        # Extend by half the width so the lines of a box meet at its corners (as PDF's projecting caps).
+        paint_rect(dark, (min(line.x0, line.x1) - half) * s, (min(line.y0, line.y1) - half) * s,
+                   (max(line.x0, line.x1) + half) * s, (max(line.y0, line.y1) + half) * s, 1.0 - line.grey)
+    for marker in prims.markers:
+        r = marker.rect
+        # Work in the marker's own box: black square, then its white bits cut out.
+        x0, y0 = max(int(r.x * s) - 2, 0), max(int(r.y * s) - 2, 0)
+        x1, y1 = min(int(r.right * s) + 3, width), min(int(r.bottom * s) + 3, height)
+        box = np.zeros((y1 - y0, x1 - x0), dtype=np.float32)
+        paint_rect(box, r.x * s - x0, r.y * s - y0, r.right * s - x0, r.bottom * s - y0, 1.0)
+        white = np.zeros_like(box)
+        cell = r.w / 6
+        for row, bits in enumerate(marker.bits):
+            for col, bit in enumerate(bits):
+                if bit:
+                    paint_rect(white, (r.x + col * cell) * s - x0, (r.y + row * cell) * s - y0,
+                               (r.x + (col + 1) * cell) * s - x0, (r.y + (row + 1) * cell) * s - y0, 1.0)
+        region = dark[y0:y1, x0:x1]
+        np.maximum(region, (np.clip(box - white, 0, 1) * 255 + 0.5).astype(np.uint8), out=region)
+    image = cv2.bitwise_not(dark)
+    image.setflags(write=False)
+    return image
+
+
+def _put_text(layer: np.ndarray, text: Text, s: float) -> None:
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    # Hershey simplex: cap height is about 22 px at scale 1.
+    scale = text.height * s / 22.0
+    thickness = max(1, round(scale * 1.6))
+    (tw, _), _ = cv2.getTextSize(text.text, font, scale, thickness)
+    x = text.x * s - (tw / 2 if text.centred else 0)
+    cv2.putText(layer, text.text, (round(x), round(text.y * s)), font, scale, round(255 * (1 - text.grey)),
+                thickness, cv2.LINE_AA)
+
+
+def template_png(template: Template, dpi: float) -> bytes:
+    """The blank note as PNG bytes at ``dpi`` (with the resolution recorded in the file)."""
+    image = render_template(template, dpi)
+    return _png_with_dpi(image, dpi)
+
+
+def _png_with_dpi(image: np.ndarray, dpi: float, *, noisy: bool = False) -> bytes:
+    """PNG bytes (OpenCV's encoder, deterministic) with a pHYs chunk recording ``dpi``.
+
+    ``noisy``: a scan-like image, where compression gains little; use the
+    cheapest filter and Huffman coding only (about twice as fast).
+    """
+    import struct
+    import zlib
+
+    params = [cv2.IMWRITE_PNG_COMPRESSION, 1]
+    if noisy:
+        params += [cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_UP,
+                   cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_HUFFMAN_ONLY]
+    ok, data = cv2.imencode(".png", image, params)
+    if not ok:
+        raise InputError("cannot encode PNG")
+    raw = data.tobytes()
+    ppm = round(dpi / 0.0254)
+    body = b"pHYs" + struct.pack(">IIB", ppm, ppm, 1)
+    chunk = struct.pack(">I", 9) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+    # The signature (8 bytes) and IHDR (25 bytes) come first; pHYs must precede IDAT.
+    return raw[:33] + chunk + raw[33:]
+
+
+def write_template(template: Template, output: str | Path, *, dpi: float = 300, overwrite: bool = False) -> Path:
+    """Write the blank note to ``output``: ``.pdf`` (vector) or ``.png`` (raster at ``dpi``)."""
+    target = Path(output)
+    suffix = target.suffix.lower()
+    if suffix == ".pdf":
+        content = template_pdf(template)
+    elif suffix == ".png":
+        if not 50 <= dpi <= 1200:
+            raise InputError(f"--dpi must be between 50 and 1200, got {dpi:g}")
+        content = template_png(template, dpi)
+    else:
+        raise InputError(f"cannot write {suffix or 'a file without extension'}: use .pdf or .png", target)
+    return write_atomic(target, content, overwrite=overwrite)
