@@ -103,7 +103,7 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
 
 
 @cli.command()
-@click.argument("input_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("input_dir", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False))
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
 @click.option("--template", help="Template name or JSON file.")
@@ -238,7 +238,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, ce
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
     """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
-    from digitise.errors import OutputError
+    from digitise.errors import InputError, OutputError
     from digitise.fileio import write_atomic
     from digitise.notation.readings import readings_to_json
     from digitise.vision.read import read_pages
@@ -246,11 +246,11 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     if output.exists() and not force:
         raise OutputError("exists already (use --force to replace it)", output)
     outcome = read_pages(list(pages), template, header=not no_header, debug_dir=debug_dir, overwrite=force)
+    if not outcome.readings.pages:
+        # Nothing to write: the first problem is the error (one line, naming the file).
+        raise outcome.errors[0] if outcome.errors else InputError("no page could be read", pages[0])
     for problem in outcome.errors:
         click.echo(f"digitise: page skipped: {problem.message}", err=True)
-    if not outcome.readings.pages:
-        click.echo("digitise: error: no page could be read", err=True)
-        raise SystemExit(int(ExitCode.BAD_INPUT))
     write_atomic(output, readings_to_json(outcome.readings), overwrite=force)
     click.echo(f"{output}: {len(outcome.readings.pages)} pages read, {len(outcome.errors)} skipped")
     raise SystemExit(int(ExitCode.BAD_INPUT) if outcome.errors else int(ExitCode.OK))
@@ -313,4 +313,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

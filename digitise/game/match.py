@@ -68,8 +68,16 @@ class MatchState:
         return self.length - self.score.of(side) if self.length else 1 << 30
 
     def may_double(self, side: Side, cube: Cube) -> bool:
-        """True when ``side`` may offer the cube in the current game."""
+        """True when ``side`` may offer the cube in the current game.
+
+        Never in the Crawford game, and never with a dead cube: a player who
+        already wins the match by winning this game at the current value (so
+        in every game of a 1-point match) gains nothing by doubling, and GNU
+        Backgammon does not let them (it rolls for them at once).
+        """
         if self.crawford or self.is_over:
+            return False
+        if self.length and self.needs(side) <= cube.value:
             return False
         return cube.owner is None or cube.owner is side
 
