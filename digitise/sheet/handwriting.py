@@ -208,17 +208,26 @@ def write_digits(
     lines = [list(digits[: (n + 1) // 2]), list(digits[(n + 1) // 2:])] if two else [list(digits)]
     mess = style.mess
     height = cell.h * style.size * (0.72 if two else 1.0) * float(rng.uniform(1 - 0.12 * mess, 1 + 0.12 * mess))
-    widest = max(len(line) for line in lines)
-    # Typical glyph width is ~0.62 of its height; shrink when the line would not fit.
-    gap = float(rng.uniform(-0.12, 0.22)) * height * 0.6
-    needed = widest * height * 0.62 + (widest - 1) * gap
-    if needed > cell.w * 0.95:
-        shrink = cell.w * 0.95 / needed
-        height *= shrink
-        gap *= shrink
-        needed = cell.w * 0.95
+    # Choose every glyph first so the block can be measured: a recorder shrinks
+    # the digits to fit the square, and the reader's truth is which square they are in.
+    picked = [[(bank.pick(d, rng), float(rng.uniform(1 - 0.08 * mess, 1 + 0.08 * mess)),
+                float(rng.uniform(0.85, 1.15)), float(rng.normal(0, 0.06 * mess))) for d in line] for line in lines]
+    gap_share = float(rng.uniform(-0.12, 0.22)) * 0.6
+
+    def line_width(line: list[tuple[np.ndarray, float, float, float]], h: float) -> float:
+        widths = [h * f * g.shape[1] / g.shape[0] * a for g, f, a, _ in line]
+        return sum(widths) + (len(line) - 1) * gap_share * h + abs(style.slant) * h
+
+    needed = max(line_width(line, height) for line in picked)
+    if needed > cell.w * 0.92:
+        height *= cell.w * 0.92 / needed
+        needed = cell.w * 0.92
+    gap = gap_share * height
     line_gap = height * float(rng.uniform(0.05, 0.25))
     block_h = len(lines) * height + (len(lines) - 1) * line_gap
+    if block_h > cell.h * 0.92:
+        shrink = cell.h * 0.92 / block_h
+        height, gap, line_gap, needed, block_h = (v * shrink for v in (height, gap, line_gap, needed, block_h))
     free_x, free_y = max(cell.w - needed, 0.0), max(cell.h - block_h, 0.0)
     left = cell.x + free_x * float(rng.uniform(0.15, 0.85))
     top = cell.y + free_y * float(rng.uniform(0.2, 0.8))
@@ -236,15 +245,14 @@ def write_digits(
             top = cell.bottom - block_h + amount
     box = [np.inf, np.inf, -np.inf, -np.inf]
     baseline = top + height
-    for line in lines:
+    for line in picked:
         x = left + float(rng.normal(0, 0.05 * mess * height))
-        for digit in line:
-            glyph = bank.pick(digit, rng)
-            h = height * float(rng.uniform(1 - 0.08 * mess, 1 + 0.08 * mess))
-            aspect = float(rng.uniform(0.85, 1.15))
-            angle = float(rng.normal(0, 0.06 * mess))
+        for glyph, factor, aspect, angle in line:
+            h = height * factor
             y = baseline + float(rng.normal(0, 0.04 * mess * height))
-            x0, y0, x1, y1 = draw_glyph(ink, glyph, x=x, y=y, height=h, slant=style.slant, angle=angle,
+            # A leftward slant draws left of x: start it where the ink stays in the block.
+            x_draw = x + max(-style.slant, 0.0) * h
+            x0, y0, x1, y1 = draw_glyph(ink, glyph, x=x_draw, y=y, height=h, slant=style.slant, angle=angle,
                                         aspect=aspect, lut=lut, warp=warp)
             box = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
             width = h * glyph.shape[1] / glyph.shape[0] * aspect
