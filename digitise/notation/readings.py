@@ -15,11 +15,15 @@ unlisted cell is empty for certain.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from digitise.notation.marks import CELL_NAMES, BoardMarks
+from digitise.errors import ReadingsError
+from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES, NUMBER_CELLS, BoardMarks
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +77,193 @@ def certain_reading(index: int, marks: BoardMarks) -> BoardReading:
     )
 
 
-__all__ = ["CELL_NAMES", "BoardReading", "CellReading", "PageReading", "Readings", "certain_reading"]
+def paginate(boards: list[BoardReading], source: str = "") -> Readings:
+    """Readings of consecutive boards laid out as a note: eight boards a page, pages numbered from 1."""
+    pages = []
+    for start in range(0, len(boards), BOARDS_PER_PAGE):
+        chunk = tuple(boards[start:start + BOARDS_PER_PAGE])
+        pages.append(PageReading(source, start // BOARDS_PER_PAGE + 1, chunk))
+    return Readings(tuple(pages))
+
+
+def _round(value: float) -> float:
+    """Four decimal places, and ``0.0`` rather than ``-0.0``: byte-stable JSON."""
+    return round(float(value), 4) + 0.0
+
+
+def _board_to_dict(board: BoardReading) -> dict[str, Any]:
+    cells = {
+        name: [[list(c.digits), _round(c.probability)] for c in board.cells[name]]
+        for name in CELL_NAMES if name in board.cells
+    }
+    out: dict[str, Any] = {
+        "index": board.index,
+        "cells": cells,
+        "crossed": _round(board.crossed),
+        "arrow": _round(board.arrow),
+        "letters": _round(board.letters),
+    }
+    if board.box is not None:
+        out["box"] = [int(v) for v in board.box]
+    return out
+
+
+def readings_to_dict(readings: Readings) -> dict[str, Any]:
+    """The JSON-ready form of ``readings`` (cells in :data:`CELL_NAMES` order)."""
+    return {
+        "pages": [
+            {
+                "source": page.source,
+                "page": page.page,
+                "header": dict(page.header),
+                "boards": [_board_to_dict(b) for b in page.boards],
+            }
+            for page in readings.pages
+        ]
+    }
+
+
+def readings_to_json(readings: Readings) -> str:
+    """``readings`` as the contract's JSON text: fixed key order, probabilities to 4 places.
+
+    The same readings always give the same bytes, so outputs can be compared
+    and cached.
+    """
+    # One board per line: readable, diff-friendly, and still plain JSON.
+    lines = ['{"pages": [']
+    for i, page in enumerate(readings_to_dict(readings)["pages"]):
+        head = {k: page[k] for k in ("source", "page")}
+        lines.append(" " + json.dumps(head, ensure_ascii=False)[:-1]
+                     + ', "header": ' + json.dumps(page["header"], sort_keys=True, ensure_ascii=False)
+                     + ', "boards": [')
+        boards = page["boards"]
+        for j, board in enumerate(boards):
+            lines.append("  " + json.dumps(board, ensure_ascii=False) + ("," if j + 1 < len(boards) else ""))
+        lines.append(" ]}" + ("," if i + 1 < len(readings.pages) else ""))
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+class _Checker:
+    """Validates one readings document, naming the JSON path of the first violation."""
+
+    def __init__(self, source: str | Path | None) -> None:
+        self.source = str(source) if source is not None else None
+
+    def fail(self, where: str, reason: str) -> ReadingsError:
+        return ReadingsError(reason, self.source, where)
+
+    def probability(self, value: Any, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(where, f"probability must be a number, got {value!r}")
+        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise self.fail(where, f"probability must be within [0, 1], got {value!r}")
+        return float(value)
+
+    def integer(self, value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(where, f"must be an integer, got {value!r}")
+        return value
+
+    def cell(self, name: str, value: Any, where: str) -> tuple[CellReading, ...]:
+        if not isinstance(value, list):
+            raise self.fail(where, "a cell must be a list of [digits, probability] candidates")
+        low = 0 if name in NUMBER_CELLS else 1
+        high = 9 if name in NUMBER_CELLS else 6
+        candidates = []
+        for i, candidate in enumerate(value):
+            here = f"{where}[{i}]"
+            if not isinstance(candidate, list) or len(candidate) != 2:
+                raise self.fail(here, "a candidate must be [digits, probability]")
+            digits, probability = candidate
+            if not isinstance(digits, list):
+                raise self.fail(f"{here}[0]", "digits must be a list")
+            if len(digits) > 4:
+                raise self.fail(f"{here}[0]", f"at most 4 digits in a cell, got {len(digits)}")
+            for j, digit in enumerate(digits):
+                d = self.integer(digit, f"{here}[0][{j}]")
+                if not low <= d <= high:
+                    raise self.fail(f"{here}[0][{j}]", f"digit {d} out of range {low}-{high} in cell {name}")
+            candidates.append(CellReading(tuple(digits), self.probability(probability, f"{here}[1]")))
+        total = sum(c.probability for c in candidates)
+        if total > 1.0 + 1e-3:
+            raise self.fail(where, f"candidate probabilities sum to {total:.4f}, more than 1")
+        return tuple(candidates)
+
+    def board(self, value: Any, where: str) -> BoardReading:
+        if not isinstance(value, dict):
+            raise self.fail(where, "a board must be an object")
+        unknown = sorted(set(value) - {"index", "cells", "crossed", "arrow", "letters", "box"})
+        if unknown:
+            raise self.fail(where, f"unknown key {unknown[0]!r}")
+        if "index" not in value:
+            raise self.fail(where, "missing key 'index'")
+        index = self.integer(value["index"], f"{where}.index")
+        if not 1 <= index <= BOARDS_PER_PAGE:
+            raise self.fail(f"{where}.index", f"board index must be 1..{BOARDS_PER_PAGE}, got {index}")
+        raw_cells = value.get("cells", {})
+        if not isinstance(raw_cells, dict):
+            raise self.fail(f"{where}.cells", "cells must be an object")
+        cells: dict[str, tuple[CellReading, ...]] = {}
+        for name in sorted(raw_cells, key=lambda n: (CELL_NAMES.index(n) if n in CELL_NAMES else -1, n)):
+            if name not in CELL_NAMES:
+                raise self.fail(f"{where}.cells.{name}", f"unknown cell {name!r}")
+            cells[name] = self.cell(name, raw_cells[name], f"{where}.cells.{name}")
+        flags = {
+            key: self.probability(value.get(key, 0.0), f"{where}.{key}")
+            for key in ("crossed", "arrow", "letters")
+        }
+        box = value.get("box")
+        if box is not None:
+            if not isinstance(box, list) or len(box) != 4:
+                raise self.fail(f"{where}.box", "box must be [x, y, width, height]")
+            box = tuple(self.integer(v, f"{where}.box[{i}]") for i, v in enumerate(box))
+        return BoardReading(index, cells, flags["crossed"], flags["arrow"], flags["letters"], box)
+
+    def page(self, value: Any, where: str) -> PageReading:
+        if not isinstance(value, dict):
+            raise self.fail(where, "a page must be an object")
+        source = value.get("source", "")
+        if not isinstance(source, str):
+            raise self.fail(f"{where}.source", "source must be a string")
+        number = self.integer(value.get("page", 0), f"{where}.page")
+        header = value.get("header", {})
+        if not isinstance(header, dict):
+            raise self.fail(f"{where}.header", "header must be an object")
+        boards = value.get("boards", [])
+        if not isinstance(boards, list):
+            raise self.fail(f"{where}.boards", "boards must be a list")
+        parsed = tuple(self.board(b, f"{where}.boards[{i}]") for i, b in enumerate(boards))
+        return PageReading(source, number, parsed, header)
+
+    def readings(self, value: Any) -> Readings:
+        if not isinstance(value, dict) or not isinstance(value.get("pages"), list):
+            raise self.fail("$", "a readings document is an object with a list 'pages'")
+        return Readings(tuple(self.page(p, f"$.pages[{i}]") for i, p in enumerate(value["pages"])))
+
+
+def parse_readings(text: str, source: str | Path | None = None) -> Readings:
+    """Parse a readings JSON document; raise :class:`ReadingsError` naming the JSON path of any violation."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReadingsError(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise ReadingsError("not JSON: nested too deeply", source) from exc
+    return _Checker(source).readings(value)
+
+
+def load_readings(path: str | Path) -> Readings:
+    """Read and check the readings JSON file at ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReadingsError(f"cannot read: {reason}", path) from exc
+    return parse_readings(text, path)
+
+
+__all__ = [
+    "CELL_NAMES", "BoardReading", "CellReading", "PageReading", "Readings", "certain_reading",
+    "load_readings", "paginate", "parse_readings", "readings_to_dict", "readings_to_json",
+]

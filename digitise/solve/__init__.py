@@ -1,0 +1,532 @@
+"""The solver: from readings of a note's boards to a complete, legal, scored match.
+
+:func:`solve` searches the whole match at once (see :mod:`digitise.solve.search`):
+who is on roll (alternation, the closed-out skip, the opening roll by either
+player), the roll and play of every move board (candidate rolls come from the
+written digits, candidate plays are the legal plays of those rolls, each
+scored by how well its marks agree with the readings), doubles and their
+answers (a take when the doubler rolls next, a drop when a new game starts or
+the doubler's result square says so), resignations (result squares), game
+ends, scores and the Crawford game. Every turn gets a confidence and, when in
+doubt, reasons for a person to review it.
+
+The report
+----------
+``{"games": [...], "skipped": [...], "summary": {...}}``. Each game is
+``{"number", "turns", "winner": "top"|"bottom"|null, "points"}`` (``points``
+as won, not capped; ``null`` for a game the readings do not finish). Each turn:
+
+* ``page``, ``board``: where it is written (a take or drop: its double's board);
+* ``player``, ``action`` (move, double, take, drop, resign), ``dice`` ([high,
+  low] or null), ``move`` (``.mat`` notation, "" for none), ``points`` (resign);
+* ``confidence`` in [0, 1]: the best complete explanation against the best one
+  that decided this board otherwise (1 / (1 + e^-margin)); ``flagged`` and
+  ``reasons`` ("low confidence", "no legal play explains the marks", "illegal
+  move recorded", "blank board inside a game", "unreadable centre", "double
+  not allowed here ...", "game does not end", "correction does not fit", "the
+  game's end was not recorded ...");
+* ``follows``: ``{"page", "board"}`` of an earlier flagged board this turn's
+  position rests on (it is not flagged itself: correcting that board
+  re-decodes it), else null;
+* ``candidates``: the best few decisions for the board with probabilities
+  among them (``action``, ``player``, ``dice``, ``move``, ``result``/``answer``
+  when they carry one);
+* ``position_before`` / ``position_after``: GNU Backgammon position IDs, both
+  seen by the turn's player (the player on roll in the ID).
+
+``skipped`` lists boards that record no turn but are flagged (a blank board
+inside a game). ``summary``: boards, games, turns, flagged, mean_confidence.
+
+Corrections
+-----------
+``corrections`` maps a board, ``(page, board)`` with both numbers as printed
+(1-based; ``board`` is 1..8), to what that board records. The solver treats
+each as a hard constraint and re-decodes everything else around it. A
+correction is a string of ``;``-separated parts:
+
+* a move in ``.mat`` notation, optionally preceded by the player:
+  ``"52: 13/8 13/11"``, ``"top 64: 25/21 13/7*"``, ``"63:"`` (the roll could
+  not be played); ``bar``/``25`` and ``off``/``0`` as in ``.mat`` files;
+* ``double`` (the board is a double; take or drop is then inferred), or
+  ``double; drop`` / ``double; take`` to say how it was answered when the
+  arrow board itself carries the result;
+* ``bottom wins N`` / ``top wins N``: a resignation (or drop) worth N ends the
+  game on this board; ``resign N`` when the winner follows from who is on roll;
+* ``blank``: the board records nothing.
+
+So ``{(2, 5): "61: 13/7 8/7", (3, 1): "double", (4, 8): "43: 6/2 6/3; top wins 2"}``.
+In JSON (the review page's corrections file) the same is
+``{"2:5": "61: 13/7 8/7", ...}``; :func:`parse_corrections` reads that form.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from digitise.errors import OutputError, ReadingsError
+from digitise.fileio import write_atomic
+from digitise.game.match import MatchState
+from digitise.game.position import BAR, Position, Side
+from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
+from digitise.game.rules import Roll
+from digitise.notation.mat import format_mat
+from digitise.notation.readings import Readings, load_readings
+from digitise.solve.evidence import BoardEvidence
+from digitise.solve.search import (
+    POOR_FIT,
+    Event,
+    Forced,
+    Node,
+    Searcher,
+    alternatives,
+    best_line,
+    best_path,
+    confidence,
+    rivals,
+)
+
+#: Turns less sure than this are flagged for review.
+REVIEW_BELOW = 0.97
+DEFAULT_PLAYERS = ("Bottom", "Top")
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The solved match and the report of every turn (see :func:`solve`)."""
+
+    match: MatchRecord
+    report: dict[str, Any]
+
+    @property
+    def flagged(self) -> int:
+        """How many turns (and boards) are flagged for review."""
+        return int(self.report["summary"]["flagged"])
+
+
+def solve(readings: Readings, *, players: tuple[str, str] | None = None, length: int | None = None,
+          corrections: Mapping[tuple[int, int], str] | None = None,
+          review_below: float = REVIEW_BELOW) -> SolveResult:
+    """Turn ``readings`` into the likeliest legal match and a report of how sure each turn is.
+
+    ``players`` is (bottom, top); ``length`` the match length (0: unlimited).
+    Turns whose confidence is below ``review_below`` are flagged (lower it to
+    flag fewer turns at the risk of unflagged errors; see benchmarks/README.md).
+    Both default to what the page headers say, else placeholders. Never raises
+    on odd readings: what nothing explains is recorded as best it can be and
+    flagged. Raises :class:`ReadingsError` only for a malformed correction.
+    """
+    places: list[tuple[int, int]] = []
+    evidence: list[BoardEvidence] = []
+    for page_number, page in enumerate(readings.pages, 1):
+        number = page.page if page.page > 0 else page_number
+        for board in page.boards:
+            places.append((number, board.index))
+            evidence.append(BoardEvidence(board))
+    header = _header(readings)
+    if length is None:
+        length = header.get("length", 0)
+    if players is None:
+        players = header.get("players", DEFAULT_PLAYERS)
+    forced: dict[int, Forced] = {}
+    for key, text in (corrections or {}).items():
+        spec = parse_correction(text, where=f"{key[0]}:{key[1]}")
+        for i, place in enumerate(places):
+            if place == tuple(key):
+                forced[i] = spec
+    if not evidence:
+        match = MatchRecord(length, players, ())
+        return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
+    root, final = Searcher(evidence, length, forced).run()
+    del root
+    return _build(best_path(final), places, evidence, length, players, review_below)
+
+
+def _header(readings: Readings) -> dict[str, Any]:
+    """Match length and player names, when the page headers give them.
+
+    Every page's header votes, weighted by the reader's confidence: one
+    misread header (a "3" read as "75") must not outvote the other pages.
+    Lengths above 64 are not matches GNU Backgammon can hold and are ignored.
+    """
+    votes: dict[str, dict[Any, float]] = {"length": {}, "players": {}}
+
+    def field(header: Any, *keys: str) -> tuple[Any, float]:
+        for key in keys:
+            if key in header:
+                value = header[key]
+                if isinstance(value, dict):
+                    return value.get("value"), float(value.get("confidence", 1.0))
+                return value, 1.0
+        return None, 0.0
+
+    for page in readings.pages:
+        raw, conf = field(page.header, "match_length", "length")
+        try:
+            length = int(str(raw).strip())
+        except ValueError:
+            length = -1
+        if 0 <= length <= 64:
+            votes["length"][length] = votes["length"].get(length, 0.0) + conf
+        raw, conf = field(page.header, "players")
+        if isinstance(raw, (list, tuple)) and len(raw) == 2 and all(raw):
+            pair = (str(raw[0]).strip(), str(raw[1]).strip())
+            votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
+        bottom, conf_b = field(page.header, "player_bottom", "bottom")
+        top, conf_t = field(page.header, "player_top", "top")
+        if isinstance(bottom, str) and isinstance(top, str) and bottom.strip() and top.strip():
+            pair = (bottom.strip(), top.strip())
+            votes["players"][pair] = votes["players"].get(pair, 0.0) + min(conf_b, conf_t)
+    found: dict[str, Any] = {}
+    for key, tally in votes.items():
+        if tally:
+            # Highest total confidence; ties broken by value so the choice is deterministic.
+            found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
+    return found
+
+
+_MOVE = re.compile(r"^(?:(bottom|top)\s+)?([1-6])([1-6])\s*:\s*(.*)$", re.IGNORECASE)
+_WINS = re.compile(r"^(bottom|top)\s+wins\s+(\d+)$", re.IGNORECASE)
+_RESIGN = re.compile(r"^resign\s+(\d+)$", re.IGNORECASE)
+
+
+def parse_correction(text: str, where: str = "") -> Forced:
+    """Read one correction string (format in the module docstring); raise ReadingsError if malformed."""
+    player: Side | None = None
+    roll: Roll | None = None
+    moves: tuple[tuple[int, int], ...] | None = None
+    double = resign = blank = False
+    response: str | None = None
+    winner: Side | None = None
+    points: int | None = None
+
+    def bad(reason: str) -> ReadingsError:
+        return ReadingsError(f"correction {text!r}: {reason}", None, where or None)
+
+    parts = [p.strip() for p in str(text).split(";") if p.strip()]
+    if not parts:
+        raise bad("empty")
+    for part in parts:
+        low = part.lower()
+        if low == "double":
+            double = True
+        elif low in ("take", "drop"):
+            response = low
+        elif low == "blank":
+            blank = True
+        elif m := _WINS.match(part):
+            winner, points, resign = Side(m.group(1).lower()), int(m.group(2)), True
+        elif m := _RESIGN.match(part):
+            points, resign = int(m.group(1)), True
+        elif m := _MOVE.match(part):
+            if m.group(1):
+                player = Side(m.group(1).lower())
+            roll = Roll(int(m.group(2)), int(m.group(3)))
+            moves = _parse_moves(m.group(4), bad)
+        else:
+            raise bad(f"cannot read {part!r}")
+    if points is not None and points < 1:
+        raise bad("points must be at least 1")
+    return Forced(player, roll, moves, double, response, winner, points, resign, blank)
+
+
+def _parse_moves(text: str, bad: Any) -> tuple[tuple[int, int], ...]:
+    text = text.strip()
+    if not text or text.lower() in ("cannot move", "can't move"):
+        return ()
+    moves: list[tuple[int, int]] = []
+    for token in text.split():
+        count = 1
+        if m := re.fullmatch(r"(.*)\((\d)\)", token):
+            token, count = m.group(1), int(m.group(2))
+        points: list[int] = []
+        for part in token.replace("*", "").split("/"):
+            word = part.lower()
+            if word == "bar":
+                points.append(BAR)
+            elif word == "off":
+                points.append(0)
+            elif word.isdigit() and 0 <= int(word) <= BAR:
+                points.append(int(word))
+            else:
+                raise bad(f"cannot read the step {token!r}")
+        if len(points) < 2 or any(b >= a for a, b in itertools.pairwise(points)):
+            raise bad(f"cannot read the step {token!r}")
+        moves.extend([(points[0], points[-1])] * count)
+    return tuple(moves)
+
+
+def parse_corrections(value: Mapping[str, Any]) -> dict[tuple[int, int], str]:
+    """The JSON form ``{"page:board": "correction", ...}`` as :func:`solve` takes it."""
+    out: dict[tuple[int, int], str] = {}
+    for key, text in value.items():
+        m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", str(key))
+        if not m or not isinstance(text, str):
+            raise ReadingsError(f"a correction is \"page:board\": \"text\", got {key!r}: {text!r}")
+        parse_correction(text, where=str(key))
+        out[(int(m.group(1)), int(m.group(2)))] = text
+    return out
+
+
+def load_corrections(path: str | Path) -> dict[tuple[int, int], str]:
+    """Read a corrections file: the review page's ``{"corrections": {"page:board": text}}`` or a bare mapping."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReadingsError(f"cannot read corrections: {exc}", path) from exc
+    except json.JSONDecodeError as exc:
+        raise ReadingsError(f"not JSON: {exc.msg}", path, f"line {exc.lineno}") from exc
+    if isinstance(doc, dict) and isinstance(doc.get("corrections"), dict):
+        doc = doc["corrections"]
+    if not isinstance(doc, dict):
+        raise ReadingsError("a corrections file maps \"page:board\" to a correction", path, "$")
+    try:
+        return parse_corrections(doc)
+    except ReadingsError as exc:
+        raise ReadingsError(exc.reason, path, exc.where) from exc
+
+
+# -- the record and the report ---------------------------------------------------
+
+_KIND = {"move": ActionKind.MOVE, "double": ActionKind.DOUBLE, "take": ActionKind.TAKE,
+         "drop": ActionKind.DROP, "resign": ActionKind.RESIGN}
+
+
+def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
+    """A candidate decision as the report shows it."""
+    out: dict[str, Any] = {"action": "blank", "move": "", "dice": None}
+    kinds = [s for s in summary if isinstance(s, str)]
+    if "move" in kinds:
+        i = summary.index("move")
+        roll = summary[i + 2]
+        out.update(action="move", player=_side_name(summary[i + 1]),
+                   dice=[roll.high, roll.low] if isinstance(roll, Roll) else None,
+                   move=str(summary[i + 3]) if summary[i + 3] is not None else "")
+    elif "double" in kinds:
+        i = summary.index("double")
+        out.update(action="double", player=_side_name(summary[i + 1]))
+    elif "resign" in kinds:
+        out.update(action="resign")
+    elif "letters" in kinds:
+        out.update(action="letters")
+    if "resign" in kinds:
+        i = len(summary) - 1 - summary[::-1].index("resign")
+        out["result"] = {"winner": _side_name(summary[i + 1]), "points": summary[i + 2]}
+    if kinds and kinds[0] in ("take", "drop"):
+        out["answer"] = kinds[0]
+    return out
+
+
+def _side_name(side: object) -> str | None:
+    return side.value if isinstance(side, Side) else None
+
+
+def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[BoardEvidence], length: int,
+           players: tuple[str, str], review_below: float) -> SolveResult:
+    games: list[GameRecord] = []
+    report_games: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    actions: list[Action] = []
+    turns: list[dict[str, Any]] = []
+    state = MatchState(length)
+    last_double_place: tuple[int, int] | None = None
+    inherited = _inherited_doubt(path, places, review_below)
+    for node in path:
+        place = places[node.board] if node.board is not None else (last_place(places, path, node))
+        conf = round(confidence(node), 4) if node.board is not None else 1.0
+        reasons = list(node.tags)
+        ev = evidence[node.board] if node.board is not None else None
+        candidates = [
+            {**_summary_text(summary), "probability": round(p, 4)} for summary, p in alternatives(node)
+        ] if node.board is not None else []
+        board_actions = [e for e in node.events if e.kind in _KIND]
+        if node.board is not None and not board_actions:
+            if any(e.kind == "blank" for e in node.events) and reasons:
+                skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
+            continue
+        if ev is not None and conf < review_below:
+            reasons.append("low confidence")
+        if ev is not None and node.local < POOR_FIT and "illegal move recorded" not in reasons:
+            main = [e.kind for e in node.events if e.kind in ("move", "double")]
+            reasons.append("no legal play explains the marks" if main == ["move"] or not main
+                           else "the marks do not fit a double")
+        if ev is not None and ev.centre_unreadable:
+            reasons.append("unreadable centre")
+        follows = inherited.get(id(node))
+        for event in node.events:
+            if event.kind == "end":
+                assert event.player is not None and event.value is not None
+                games.append(GameRecord(len(games) + 1, state.score, tuple(actions), event.player, event.value))
+                report_games.append({"number": len(games), "turns": turns, "winner": event.player.value,
+                                     "points": event.value})
+                state = state.after_game(event.player, event.value)
+                actions, turns = [], []
+                continue
+            if event.kind not in _KIND:
+                continue
+            assert event.player is not None
+            action = _action(event)
+            actions.append(action)
+            where = place
+            if event.kind in ("take", "drop") and last_double_place is not None:
+                where = last_double_place
+            if event.kind == "double":
+                last_double_place = place
+            turns.append(_turn(event, action, where, conf, reasons, candidates, follows))
+    if actions:
+        games.append(GameRecord(len(games) + 1, state.score, tuple(actions), None, None))
+        if turns:
+            turns[-1]["flagged"] = True
+            if "game does not end" not in turns[-1]["reasons"]:
+                turns[-1]["reasons"].append("game does not end")
+        report_games.append({"number": len(games), "turns": turns, "winner": None, "points": None})
+    match = MatchRecord(length, players, tuple(games))
+    report = {"games": report_games, "skipped": skipped,
+              "summary": _summary(report_games, skipped, len(evidence))}
+    return SolveResult(match, report)
+
+
+def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
+                     review_below: float) -> dict[int, tuple[int, int]]:
+    """Turns whose position rests on an earlier doubtful board, with that board's place.
+
+    When a doubtful board's runner-up explanation leads to a different
+    position, every later turn is only as right as that choice until the two
+    explanations reach the same position again. Such turns are not flagged
+    themselves (correcting the doubtful board re-decodes them) but say so.
+    """
+    rb = min(max(review_below, 0.5), 0.9999)
+    margin = math.log(rb / (1.0 - rb))
+    by_board = {node.board: node for node in path if node.board is not None}
+    out: dict[int, tuple[int, int]] = {}
+    for node in path:
+        if node.board is None:
+            continue
+        # A board explained only by a repair (a missing board, an unrecorded game end, an
+        # illegal move, marks no legal play fits) leaves the rest of its game in doubt.
+        acts = any(e.kind in ("move", "double") for e in node.events)
+        unknown = acts and (bool(node.tags) or node.local < POOR_FIT)
+        for rival in rivals(node, margin):
+            if rival is None:
+                unknown = True  # dropped from the beam: where it leads is not known
+                continue
+            for alt in best_line(rival):
+                mine = by_board.get(alt.board) if alt.board is not None else None
+                if mine is None or _after(mine) == _after(alt):
+                    break
+                if mine is not node:
+                    out.setdefault(id(mine), places[node.board])
+            else:
+                unknown = True  # the runner-up was dropped before the two met again
+        if unknown:
+            # The rest of this game rests on the doubtful board.
+            game = node.parent.state.game if node.parent is not None else node.state.game
+            for later in path[path.index(node) + 1:]:
+                if later.board is None or later.parent is None or later.parent.state.game != game:
+                    break
+                out.setdefault(id(later), places[node.board])
+    return out
+
+
+def _after(node: Node) -> tuple[object, ...]:
+    """What a decision leaves behind, for telling whether two explanations have met again.
+
+    A game's last move leads to the next game's opening position for every
+    explanation, so it is compared by the position the move itself reached.
+    """
+    for event in reversed(node.events):
+        if event.kind == "move" and event.before is not None:
+            after = event.play.result if event.play is not None else event.before
+            return (after, event.player)
+    return (node.state.pos, node.state.on_roll)
+
+
+def last_place(places: list[tuple[int, int]], path: list[Node], node: Node) -> tuple[int, int]:
+    """Where the board before ``node`` (a board-less final decision) stands."""
+    for earlier in reversed(path[: path.index(node)]):
+        if earlier.board is not None:
+            return places[earlier.board]
+    return (1, 1)
+
+
+def _action(event: Event) -> Action:
+    assert event.player is not None
+    kind = _KIND[event.kind]
+    if kind is ActionKind.MOVE:
+        play = event.play if event.play is not None and event.play.steps else None
+        return Action(event.player, kind, roll=event.roll, play=play)
+    if kind is ActionKind.DOUBLE:
+        return Action(event.player, kind, cube=event.value)
+    if kind is ActionKind.RESIGN:
+        return Action(event.player, kind, points=event.value)
+    return Action(event.player, kind)
+
+
+def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[str],
+          candidates: list[dict[str, Any]], follows: tuple[int, int] | None = None) -> dict[str, Any]:
+    before: Position | None = event.before
+    after = before
+    if event.kind == "move" and event.play is not None and event.play.steps:
+        after = event.play.result
+    turn_reasons = list(dict.fromkeys(reasons))
+    assert event.player is not None
+    return {
+        "page": place[0],
+        "board": place[1],
+        "player": event.player.value,
+        "action": event.kind,
+        "dice": [event.roll.high, event.roll.low] if event.roll is not None else None,
+        "move": str(action.play) if action.play is not None else "",
+        "points": event.value if event.kind == "resign" else None,
+        "confidence": conf,
+        "flagged": bool(turn_reasons),
+        "reasons": turn_reasons,
+        "candidates": candidates if event.kind in ("move", "double") else [],
+        # Not flagged itself, but only as right as that flagged earlier board: correcting it re-decodes this.
+        "follows": {"page": follows[0], "board": follows[1]} if follows is not None else None,
+        "position_before": before.position_id() if before is not None else None,
+        "position_after": after.position_id() if after is not None else None,
+    }
+
+
+def _summary(games: list[dict[str, Any]], skipped: list[dict[str, Any]], boards: int) -> dict[str, Any]:
+    turns = [t for g in games for t in g["turns"]]
+    flagged = sum(1 for t in turns if t["flagged"]) + sum(1 for s in skipped if s["flagged"])
+    return {
+        "boards": boards,
+        "games": len(games),
+        "turns": len(turns),
+        "flagged": flagged,
+        "mean_confidence": round(sum(t["confidence"] for t in turns) / len(turns), 4) if turns else 1.0,
+    }
+
+
+def report_to_json(report: Mapping[str, Any]) -> str:
+    """The report as deterministic JSON text."""
+    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+
+
+def solve_file(readings_path: str | Path, output: str | Path, report_path: str | Path | None = None, *,
+               players: tuple[str, str] | None = None, length: int | None = None,
+               corrections_path: str | Path | None = None, overwrite: bool = False) -> SolveResult:
+    """``digitise solve``: read a readings file, solve it, write the ``.mat`` (and the report) atomically."""
+    for target in (output, report_path):
+        if target is not None and Path(target).exists() and not overwrite:
+            raise OutputError("exists already (use --force to replace it)", target)
+    readings = load_readings(readings_path)
+    corrections = load_corrections(corrections_path) if corrections_path is not None else None
+    result = solve(readings, players=players, length=length, corrections=corrections)
+    write_atomic(output, format_mat(result.match), overwrite=overwrite)
+    if report_path is not None:
+        write_atomic(report_path, report_to_json(result.report), overwrite=overwrite)
+    return result
+
+
+__all__ = ["REVIEW_BELOW", "SolveResult", "load_corrections", "parse_correction", "parse_corrections",
+           "report_to_json", "solve", "solve_file"]

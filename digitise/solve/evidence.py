@@ -1,0 +1,263 @@
+"""How well an expected set of marks agrees with what the reader saw on a board.
+
+Scores are natural logarithms relative to the reader's own best guess: an
+explanation that writes exactly the top candidate of every cell scores 0, and
+every departure costs what the reader said it was worth (the log-ratio of the
+candidate used to the best one) or, for digits the reader did not offer at
+all, :data:`EDIT` per digit. Every board score is therefore <= 0, which lets
+the search treat a partial score as an upper bound of the final one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping
+
+from digitise.game.rules import ALL_ROLLS, Roll
+from digitise.notation.marks import NUMBER_CELLS
+from digitise.notation.readings import BoardReading
+
+#: One digit the reader did not offer: dropped, spurious, or an unlisted misreading.
+EDIT = math.log(0.01)
+#: Something unreadable in a cell matches any digits at this cost.
+UNREADABLE = math.log(0.2)
+_FLOOR = 1e-4
+#: A cell whose best reading is less likely than this is one the reader was unsure of.
+SHAKY = 0.8
+_FLAG_FLOOR = 1e-3
+
+Cells = Mapping[str, tuple[int, ...]]
+
+
+def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Digits to change, add or remove to turn one multiset of digits into the other."""
+    rest = list(a)
+    extra = 0
+    for digit in b:
+        if digit in rest:
+            rest.remove(digit)
+        else:
+            extra += 1
+    return max(len(rest), extra)
+
+
+def _set_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    sa, sb = set(a), set(b)
+    return max(len(sa - sb), len(sb - sa))
+
+
+def _sequence_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def _distance(cell: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    # Point squares: digits in any order. Centre: which values went unplayed
+    # (a doublet's unplayed dice may be written once or several times).
+    # Result squares: a number, so order counts.
+    if cell == "centre":
+        if len(set(a)) == 1 and len(a) > 1:
+            # A doublet's unplayed dice: the value counts, not how often it is written.
+            return _set_distance(a, b)
+        return _multiset_distance(a, b)
+    if cell in NUMBER_CELLS:
+        return _sequence_distance(a, b)
+    return _multiset_distance(a, b)
+
+
+def _flag_scores(p: float) -> tuple[float, float]:
+    """(score if the mark is there, score if it is not), relative to the likelier."""
+    p = min(max(p, _FLAG_FLOOR), 1.0 - _FLAG_FLOOR)
+    yes, no = math.log(p), math.log(1.0 - p)
+    top = max(yes, no)
+    return yes - top, no - top
+
+
+class BoardEvidence:
+    """The readings of one board, ready to score explanations against."""
+
+    def __init__(self, reading: BoardReading) -> None:
+        self.reading = reading
+        self._candidates: dict[str, list[tuple[tuple[int, ...], float]]] = {}
+        self._residual: dict[str, float] = {}
+        for name, candidates in reading.cells.items():
+            usable = [(tuple(c.digits), c.probability) for c in candidates]
+            total = sum(p for _, p in usable)
+            top = max([p for _, p in usable] + [max(1.0 - total, 0.0), _FLOOR])
+            self._candidates[name] = [
+                (digits, math.log(max(p, _FLOOR) / top)) for digits, p in sorted(usable, key=lambda c: -c[1])
+            ]
+            rest = 1.0 - total
+            if rest > 0.02:
+                self._residual[name] = math.log(rest / top)
+        self._memo: dict[tuple[str, tuple[int, ...]], float] = {}
+        self.empty_total = sum(self.cell_score(name, ()) for name in self._candidates)
+        self.crossed_yes, self.crossed_no = _flag_scores(reading.crossed)
+        self.arrow_yes, self.arrow_no = _flag_scores(reading.arrow)
+        self.letters_yes, self.letters_no = _flag_scores(reading.letters)
+        self.rolls, self.near_rolls = self._roll_candidates()
+        #: The reader was unsure of some cell: the truth may be a digit it did not list.
+        self.shaky = any(
+            max((c.probability for c in candidates), default=1.0) < SHAKY for candidates in reading.cells.values()
+        )
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """Cells the reader saw something in (possibly only an empty candidate)."""
+        return tuple(self._candidates)
+
+    def top(self, cell: str) -> tuple[int, ...]:
+        """The reader's best guess for ``cell`` (empty when unlisted)."""
+        candidates = self._candidates.get(cell)
+        return candidates[0][0] if candidates else ()
+
+    def numbers(self, cell: str) -> list[tuple[int, float]]:
+        """Candidate numbers in a result square, with their cell scores, best first."""
+        out: dict[int, float] = {}
+        for digits, _ in self._candidates.get(cell, []):
+            if digits:
+                value = int("".join(map(str, digits)))
+                if value > 0:
+                    out.setdefault(value, self.cell_score(cell, tuple(digits)))
+        return sorted(out.items(), key=lambda kv: -kv[1])
+
+    def cell_score(self, cell: str, expected: tuple[int, ...]) -> float:
+        """Log-likelihood ratio of ``expected`` in ``cell`` against the reader's best guess."""
+        key = (cell, expected)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        candidates = self._candidates.get(cell)
+        if candidates is None:
+            score = EDIT * len(expected) if cell != "centre" else EDIT * len(set(expected))
+        else:
+            score = max(lp + EDIT * _distance(cell, expected, digits) for digits, lp in candidates)
+            residual = self._residual.get(cell)
+            if residual is not None:
+                score = max(score, residual + (UNREADABLE if expected else EDIT))
+        self._memo[key] = score
+        return score
+
+    def score(self, cells: Cells, *, arrow: bool = False) -> float:
+        """The score of a board on which exactly ``cells`` are written (the X follows the centre)."""
+        total = self.empty_total
+        for name, digits in cells.items():
+            total += self.cell_score(name, digits) - self.cell_score(name, ())
+        total += self.crossed_yes if "centre" in cells else self.crossed_no
+        total += self.arrow_yes if arrow else self.arrow_no
+        return total + self.letters_no
+
+    @property
+    def letters_score(self) -> float:
+        """The score of reading the board as a game-start board with names on it."""
+        return self.letters_yes + self.arrow_no
+
+    @property
+    def centre_unreadable(self) -> bool:
+        """True when the reader could not make out the centre."""
+        candidates = self.reading.cells.get("centre")
+        if not candidates:
+            return False
+        return max(c.probability for c in candidates) < 0.5
+
+    def _roll_candidates(self) -> tuple[list[Roll], list[Roll]]:
+        """Rolls the written digits point to, with a rough digit-level score, best first.
+
+        The written digits are the dice: played ones in point and off squares,
+        unplayed ones in the centre. The reader's best guess and each single
+        cell swapped for one of its other candidates give exact rolls; rolls one
+        digit away from the best guess are kept as repairs for a dropped,
+        spurious or unlisted digit.
+        """
+        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS}
+        variants = _variants(
+            {name: c[:3] for name, c in self._candidates.items() if name not in NUMBER_CELLS}, limit=16)
+        exact: dict[Roll, float] = {}
+        for cost, variant in variants:
+            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
+            unplayed = sorted(set(variant.get("centre", ())))
+            for roll in _exact_rolls(played, unplayed):
+                if cost > exact.get(roll, -math.inf):
+                    exact[roll] = cost
+        # Rolls a digit away from the likeliest readings: repairs for a digit the reader
+        # dropped, invented, or misread without listing the truth.
+        distances: dict[Roll, int] = {}
+        for _, variant in [(0.0, base)] + variants[1:4]:
+            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
+            unplayed = sorted(set(variant.get("centre", ())))
+            for roll in ALL_ROLLS:
+                distance = _roll_distance(roll, played, unplayed)
+                if distance < distances.get(roll, 99):
+                    distances[roll] = distance
+        closest = min(distances.values())
+        near = [roll for roll in ALL_ROLLS if roll not in exact and distances[roll] <= max(closest, 1)]
+        # Each variant with the rolls its digits make exactly: plays are read off these marks.
+        self.variants: list[tuple[dict[str, tuple[int, ...]], list[Roll]]] = []
+        for cost, variant in variants:
+            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
+            unplayed = sorted(set(variant.get("centre", ())))
+            rolls = _exact_rolls(played, unplayed)
+            if rolls:
+                self.variants.append(({k: v for k, v in variant.items() if v}, rolls))
+        ranked = sorted(exact, key=lambda r: (-exact[r], r.high, r.low))
+        return ranked[:6], sorted(near, key=lambda r: (distances[r], r.high, r.low))[:14]
+
+
+def _variants(candidates: dict[str, list[tuple[tuple[int, ...], float]]],
+              limit: int) -> list[tuple[float, dict[str, tuple[int, ...]]]]:
+    """The ``limit`` likeliest readings of the whole board (one candidate per cell), best first.
+
+    A board with two misread cells needs both repaired at once, so cells are
+    combined, not swapped one at a time. Candidate scores are <= 0 with the
+    best at 0, so a best-first expansion finds them in order.
+    """
+    names = sorted(candidates)
+    lists = [candidates[n] for n in names]
+    start = tuple(0 for _ in names)
+    heap: list[tuple[float, tuple[int, ...]]] = [(0.0, start)]
+    seen = {start}
+    out: list[tuple[float, dict[str, tuple[int, ...]]]] = []
+    while heap and len(out) < limit:
+        negative, choice = heapq.heappop(heap)
+        cost = -negative
+        if cost < 3 * EDIT:
+            break
+        out.append((cost, {n: lists[i][j][0] for i, (n, j) in enumerate(zip(names, choice))}))
+        for i in range(len(names)):
+            if choice[i] + 1 < len(lists[i]):
+                nxt = choice[:i] + (choice[i] + 1,) + choice[i + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    score = sum(lists[k][nxt[k]][1] for k in range(len(names)))
+                    heapq.heappush(heap, (-score, nxt))
+    return out
+
+
+def _exact_rolls(played: list[int], unplayed: list[int]) -> list[Roll]:
+    values = set(played) | set(unplayed)
+    if any(not 1 <= v <= 6 for v in values):
+        return []
+    if len(values) == 1:
+        v = next(iter(values))
+        if len(played) == 4 or (unplayed and len(played) < 4):
+            return [Roll(v, v)]
+        return []
+    dice = played + unplayed
+    if len(dice) == 2 and len(values) == 2:
+        return [Roll(dice[0], dice[1])]
+    return []
+
+
+def _roll_distance(roll: Roll, played: list[int], unplayed: list[int]) -> int:
+    if roll.is_double:
+        v = roll.high
+        wrong = sum(1 for d in played if d != v) + sum(1 for d in unplayed if d != v)
+        right = sum(1 for d in played if d == v)
+        missing = 0 if (v in unplayed or right >= 4) else 4 - right
+        return wrong + missing
+    return _multiset_distance(roll.dice, tuple(played + unplayed))

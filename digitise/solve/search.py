@@ -1,0 +1,781 @@
+"""The search: a beam over whole-match hypotheses, scored by the readings.
+
+A hypothesis is a match state (position, who is on roll, cube, a double
+awaiting its answer, match score) plus the log-score of the explanation that
+led to it. Each board is explained by every hypothesis in every way the marks
+allow (a move of a roll the digits point to, a double, a result, a blank or a
+names board); the best distinct states survive. Because the whole history is
+kept as a tree, a misread early is repaired when later boards only make sense
+from the right position, and every decision's confidence is the margin of the
+best complete explanation over the best one that decided that board otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from digitise.game.match import Cube, MatchState
+from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
+from digitise.game.rules import Play, Roll, Step, game_value, is_closed_out, legal_plays
+from digitise.notation.encode import number_digits, turn_cells
+from digitise.notation.marks import point_of_cell, result_cell
+from digitise.solve.evidence import EDIT, BoardEvidence
+
+#: Hypotheses kept after each board, and how far below the best one may fall.
+BEAM = 8
+MARGIN = 14.0
+#: Priors, in log units, for things a recorder rarely does.
+BLANK_IN_GAME = -5.0
+ILLEGAL_DOUBLE = -9.0
+ILLEGAL_MOVE = -10.0
+UNFINISHED = -6.0
+#: When no explanation of a board scores above this, a new game is tried, at this cost.
+RESTART_WHEN = -7.0
+RESTART = -10.0
+#: The cost of a board after the match is over.
+AFTER_MATCH = -10.0
+#: The cost of reading a board as the turn after a missing one.
+MISSING = -10.0
+#: Below this board score no legal play is taken to explain the marks.
+POOR_FIT = -4.0
+#: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
+FALLBACK = -2.0
+#: How many of the best hypotheses weigh every legal play of the likely rolls.
+LEADERS = 1
+#: A board score above this reads the marks as the reader's best guesses.
+CLEAN = -0.3
+#: A given doublet is half as likely as a given pair of different dice.
+DOUBLET = -math.log(2.0)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """Where a match stands between boards."""
+
+    #: Seen by ``on_roll``; the initial position while a game has not begun.
+    pos: Position
+    #: ``None`` before a game's first roll: either player may open.
+    on_roll: Side | None
+    cube: Cube
+    #: A double by this side waits for its take or drop.
+    pending: Side | None
+    match: MatchState
+    #: Number of the game in progress or about to begin.
+    game: int
+
+    @classmethod
+    def start(cls, length: int) -> State:
+        """Before the first game of a match of ``length`` points."""
+        return cls(Position.initial(), None, Cube(), None, MatchState(length), 1)
+
+    def after_game(self, winner: Side, points: int) -> State:
+        """The state once ``winner`` has won ``points``: the next game about to begin."""
+        return State(Position.initial(), None, Cube(), None, self.match.after_game(winner, points), self.game + 1)
+
+
+# Events, in the order they happened; the record and the report are built from them.
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened: ``kind`` is move, double, take, drop, resign, end, skip, blank or letters."""
+
+    kind: str
+    player: Side | None = None
+    roll: Roll | None = None
+    play: Play | None = None
+    #: Seen by ``player`` before the action.
+    before: Position | None = None
+    #: Cube value offered (double) or points (resign, end).
+    value: int | None = None
+    illegal: bool = False
+
+
+#: What a board was taken to be: the decision that confidences compare.
+Summary = tuple[object, ...]
+
+
+class PlayKey:
+    """A play inside a decision: equal plays are those that lead to the same position."""
+
+    __slots__ = ("play",)
+
+    def __init__(self, play: Play | None) -> None:
+        self.play = play
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlayKey):
+            return NotImplemented
+        if self.play is None or other.play is None:
+            return self.play is other.play
+        return self.play.result == other.play.result
+
+    def __hash__(self) -> int:
+        return hash(self.play.result) if self.play is not None else 0
+
+    def __str__(self) -> str:
+        return str(self.play) if self.play is not None else ""
+
+
+class Node:
+    """A decision in the hypothesis tree: the board it explains and the state it leads to."""
+
+    __slots__ = (
+        "best",
+        "board",
+        "children",
+        "events",
+        "kids",
+        "local",
+        "merged",
+        "parent",
+        "score",
+        "state",
+        "summary",
+        "tags",
+    )
+
+    def __init__(self, parent: Node | None, board: int | None, summary: Summary, events: tuple[Event, ...],
+                 state: State, local: float, score: float, tags: tuple[str, ...]) -> None:
+        self.parent = parent
+        self.board = board
+        self.summary = summary
+        self.events = events
+        self.state = state
+        self.local = local
+        self.score = score
+        #: Best final score of any explanation through this node.
+        self.best = -math.inf
+        #: Best final score per decision among this node's children.
+        self.kids: dict[Summary, float] = {}
+        self.tags = tags
+        #: Children kept in the beam (the others live on only as scores in ``kids``).
+        self.children: list[Node] = []
+        #: Decisions merged into another kept node with the same state: decision -> that node.
+        self.merged: dict[Summary, Node] = {}
+
+
+def _settle(parent: Node, summary: Summary, score: float) -> None:
+    """Record that an explanation through ``parent`` then ``summary`` ends at ``score``."""
+    node = parent
+    if score > node.kids.get(summary, -math.inf):
+        node.kids[summary] = score
+    while score > node.best:
+        node.best = score
+        up = node.parent
+        if up is None:
+            break
+        if score > up.kids.get(node.summary, -math.inf):
+            up.kids[node.summary] = score
+        node = up
+
+
+@dataclass(frozen=True, slots=True)
+class Forced:
+    """A reviewer's correction of one board: what it records, as hard constraints.
+
+    ``moves`` are (source, destination) pairs in the mover's numbering; an
+    empty tuple with a roll means the roll could not be played.
+    """
+
+    player: Side | None = None
+    roll: Roll | None = None
+    moves: tuple[tuple[int, int], ...] | None = None
+    double: bool = False
+    response: str | None = None  # "take" or "drop" after a double
+    winner: Side | None = None
+    points: int | None = None
+    resign: bool = False
+    blank: bool = False
+
+
+@dataclass(slots=True)
+class _Option:
+    summary: Summary
+    local: float
+    events: tuple[Event, ...]
+    #: The state after the board, or how to make it: most options die unbuilt.
+    state: State | Callable[[], State]
+    tags: tuple[str, ...]
+
+    def built(self) -> tuple[tuple[Event, ...], State]:
+        state = self.state() if callable(self.state) else self.state
+        return self.events, state
+
+
+class Searcher:
+    """Runs the beam over the boards of one match."""
+
+    def __init__(self, evidence: list[BoardEvidence], length: int,
+                 forced: dict[int, Forced] | None = None) -> None:
+        self.evidence = evidence
+        self.length = length
+        self.forced = forced or {}
+        self._plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
+        self._moves: dict[tuple[Position, Roll, Side],
+                          tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]] = {}
+
+    def plays(self, pos: Position, roll: Roll) -> tuple[Play, ...]:
+        """Legal plays, cached: neighbouring hypotheses share positions."""
+        key = (pos, roll)
+        found = self._plays.get(key)
+        if found is None:
+            found = legal_plays(pos, roll)
+            if len(self._plays) > 20000:
+                self._plays.clear()
+            self._plays[key] = found
+        return found
+
+    def run(self) -> tuple[Node, Node]:
+        """Search all boards; return (root, final node of the best explanation)."""
+        root = Node(None, None, ("root",), (), State.start(self.length), 0.0, 0.0, ())
+        beam = [root]
+        merges: list[tuple[Node, Summary, float, Node]] = []
+        # Explanations dropped from the beam: (parent, decision, score so far, board).
+        deaths: list[tuple[Node, Summary, float, int]] = []
+        for b, ev in enumerate(self.evidence):
+            options: list[tuple[float, Node, _Option]] = []
+            top = -math.inf
+            for rank, node in enumerate(beam):  # best first, so weak hypotheses can skip costly repairs
+                floor = top - MARGIN - node.score
+                if floor > 0.0:
+                    continue
+                # The leaders also weigh every legal play of the likely rolls, not only those the
+                # marks spell out, so a plausible misreading is scored and can be recovered later.
+                for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=rank < LEADERS):
+                    score = node.score + option.local
+                    options.append((score, node, option))
+                    top = max(top, score)
+            options.sort(key=lambda o: -o[0])
+            best = options[0][0]
+            kept: list[Node] = []
+            seen: dict[State, Node] = {}
+            for score, parent, option in options:
+                if score < best - MARGIN:
+                    deaths.append((parent, option.summary, score, b))
+                    continue
+                events, state = option.built()
+                survivor = seen.get(state)
+                if survivor is not None:
+                    # Same state, so the same future: settled once that future is known.
+                    merges.append((parent, option.summary, score, survivor))
+                    parent.merged.setdefault(option.summary, survivor)
+                elif len(kept) < BEAM:
+                    node = Node(parent, b, option.summary, events, state, option.local, score, option.tags)
+                    parent.children.append(node)
+                    seen[state] = node
+                    kept.append(node)
+                else:
+                    deaths.append((parent, option.summary, score, b))
+            beam = kept
+        finals: list[Node] = []
+        for node in beam:
+            events, local, tags = self.finish(node.state)
+            final = Node(node, None, ("final",) + tuple(e.kind for e in events), events,
+                         node.state, local, node.score + local, tags)
+            finals.append(final)
+        best_final = max(finals, key=lambda n: n.score)
+        self._settle_all(best_final, finals, deaths, merges)
+        return root, best_final
+
+    @staticmethod
+    def _settle_all(best_final: Node, finals: list[Node], deaths: list[tuple[Node, Summary, float, int]],
+                    merges: list[tuple[Node, Summary, float, Node]]) -> None:
+        """Give every explanation an estimated final score, so each decision can be weighed.
+
+        A dropped explanation is assumed to have fared, from where it was
+        dropped, as well as the best one did from the same board: its final
+        estimate is its score then plus the best explanation's later gains.
+        One merged into an equal state shares that state's future exactly.
+        """
+        chosen: dict[int, float] = {}
+        node: Node | None = best_final.parent
+        while node is not None and node.board is not None:
+            chosen[node.board] = node.score
+            node = node.parent
+        for final in finals:
+            final.best = final.score
+            assert final.parent is not None
+            _settle(final.parent, final.summary, final.score)
+        total = best_final.score
+        for parent, summary, score, board in deaths:
+            _settle(parent, summary, score + total - chosen.get(board, score))
+        for parent, summary, score, survivor in reversed(merges):
+            if survivor.best > -math.inf:
+                _settle(parent, summary, score + (survivor.best - survivor.score))
+
+    def finish(self, state: State) -> tuple[tuple[Event, ...], float, tuple[str, ...]]:
+        """What the end of the readings implies: a double never answered was dropped."""
+        if state.pending is not None:
+            doubler = state.pending
+            pos = state.pos
+            return ((Event("drop", doubler.opponent, before=pos.swap()),
+                     Event("end", doubler, value=state.cube.value)), 0.0, ())
+        if state.on_roll is not None:
+            return (), UNFINISHED, ("game does not end",)
+        return (), 0.0, ()
+
+    # -- explanations of one board ------------------------------------------------
+
+    def explain(self, state: State, ev: BoardEvidence, forced: Forced | None,
+                floor: float = -math.inf, thorough: bool = True) -> list[_Option]:
+        """Every way ``ev`` can follow ``state``, with its board score.
+
+        Repairs that cannot score above ``floor`` (rolls a digit away from the
+        reading, illegal moves) are not tried.
+        """
+        if forced is not None:
+            floor = -math.inf
+        options: list[_Option] = []
+        # A blank (or unreadable) board changes nothing; inside a game it is a recorder's slip.
+        in_game = state.on_roll is not None
+        blank_local = ev.score({}) + (BLANK_IN_GAME if in_game else 0.0)
+        options.append(_Option(("blank",), blank_local, (Event("blank"),), state,
+                                ("blank board inside a game",) if in_game else ()))
+        if not in_game and state.pending is None:
+            options.append(_Option(("letters",), ev.letters_score, (Event("letters"),), state, ()))
+        for pre_events, pre, pre_name in self._answers(state):
+            self._explain_turn(pre, pre_events, pre_name, ev, options, floor, thorough)
+            if forced is not None and forced.roll is not None:
+                # The reviewer's roll may be one the marks never suggested.
+                sides = (pre.on_roll,) if pre.on_roll is not None else (Side.BOTTOM, Side.TOP)
+                results = [(cell, ev.numbers(cell)[:3]) for cell in ("Wres", "Bres") if cell in ev.listed]
+                for side in sides:
+                    assert side is not None
+                    for play, cells in self.moves(pre.pos, forced.roll, side):
+                        self._add_move(pre, pre_events, pre_name, side, forced.roll, play, cells, ev.score(cells),
+                                       False, ev, results, options)
+        if in_game and state.pending is None and thorough and forced is None:
+            best = max((o.local for o in options), default=0.0)
+            if best < RESTART_WHEN:
+                self._restart(state, ev, options, floor)
+                self._missing_turn(state, ev, options, floor)
+        if state.match.is_over:
+            # Boards after the match was won: a misread result ended it too early, or they
+            # belong to another match.
+            for option in options:
+                if option.summary not in (("blank",), ("letters",)):
+                    option.local += AFTER_MATCH
+                    option.tags = option.tags + ("a board after the end of the match",)
+        if forced is not None:
+            options = self._apply_forced(options, forced)
+        return options
+
+    def _missing_turn(self, state: State, ev: BoardEvidence, options: list[_Option], floor: float) -> None:
+        """Nothing explains the board as the turn of the player on roll: perhaps that turn's board is missing.
+
+        The missing move itself cannot be known; the position is kept as it was
+        and the board is read as the opponent's turn, flagged.
+        """
+        assert state.on_roll is not None
+        skipped = replace(state, pos=state.pos.swap(), on_roll=state.on_roll.opponent)
+        start = len(options)
+        self._explain_turn(skipped, (Event("skip", state.on_roll),), "missing", ev, options, floor - MISSING, True)
+        for option in options[start:]:
+            option.local += MISSING
+            option.tags = option.tags + ("a board seems to be missing before this one",)
+
+    def _restart(self, state: State, ev: BoardEvidence, options: list[_Option], floor: float) -> None:
+        """Nothing in this game explains the board: perhaps the game ended unrecorded and a new one begins.
+
+        It happens when an early misread left this game in the wrong position
+        (its true end is then not seen) or a page is missing. The winner is
+        taken to be the player with fewer pips, for the cube's value (twice
+        when the loser has borne off nothing and the winner has).
+        """
+        assert state.on_roll is not None
+        mine, theirs = state.pos.pip_count
+        winner = state.on_roll if mine <= theirs else state.on_roll.opponent
+        winner_view = state.pos if winner is state.on_roll else state.pos.swap()
+        gammon = winner_view.mine[OFF] > 0 and winner_view.theirs[OFF] == 0
+        points = state.cube.value * (2 if gammon else 1)
+        fresh = state.after_game(winner, points)
+        start = len(options)
+        self._explain_turn(fresh, (Event("end", winner, value=points),), "restart", ev, options, floor - RESTART,
+                           True)
+        for option in options[start:]:
+            option.local += RESTART
+            option.tags = option.tags + ("the game's end was not recorded: a new game seems to start here",)
+
+    def _answers(self, state: State) -> Iterable[tuple[tuple[Event, ...], State, str]]:
+        """The answer to a pending double (take or drop), then the closed-out skip."""
+        if state.pending is not None:
+            doubler = state.pending
+            taker_view = state.pos.swap()
+            take = replace(state, cube=state.cube.doubled_by(doubler), pending=None, on_roll=doubler)
+            yield from self._skip((Event("take", doubler.opponent, before=taker_view),), take, "take")
+            dropped = state.after_game(doubler, state.cube.value)
+            yield ((Event("drop", doubler.opponent, before=taker_view), Event("end", doubler, value=state.cube.value)),
+                   dropped, "drop")
+        else:
+            yield from self._skip((), state, "")
+
+    @staticmethod
+    def _skip(events: tuple[Event, ...], state: State,
+              name: str) -> Iterable[tuple[tuple[Event, ...], State, str]]:
+        if state.on_roll is not None and is_closed_out(state.pos):
+            # The closed-out player gets no board: the opponent is on roll again.
+            skipped = replace(state, pos=state.pos.swap(), on_roll=state.on_roll.opponent)
+            yield events + (Event("skip", state.on_roll),), skipped, name
+        else:
+            yield events, state, name
+
+    def legal_from_marks(self, pos: Position, side: Side, roll: Roll,
+                         cells: Mapping[str, tuple[int, ...]]) -> Play | None | Literal[False]:
+        """The legal play the marks describe (``None``: the roll cannot be played), or False."""
+        found = physical_play(pos, side, roll, cells)
+        if found is None:
+            return False
+        play = found[1]
+        if len(play.steps) == len(roll.dice):
+            return play  # every die played: nothing longer exists, so it is legal
+        legal = self.plays(pos, roll)
+        if not play.steps:
+            return None if not legal else False
+        for candidate in legal:
+            if candidate.result == play.result:
+                return candidate
+        return False
+
+    def moves(self, pos: Position, roll: Roll, side: Side) -> tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]:
+        """Every legal play of ``roll`` with the marks it writes, cached."""
+        key = (pos, roll, side)
+        found = self._moves.get(key)
+        if found is None:
+            plays = self.plays(pos, roll)
+            found = tuple((play, turn_cells(side, roll, play)) for play in (plays or (None,)))
+            if len(self._moves) > 20000:
+                self._moves.clear()
+            self._moves[key] = found
+        return found
+
+    def _explain_turn(self, state: State, pre: tuple[Event, ...], pre_name: str, ev: BoardEvidence,
+                      options: list[_Option], floor: float, thorough: bool) -> None:
+        sides = (state.on_roll,) if state.on_roll is not None else (Side.BOTTOM, Side.TOP)
+        results = [(cell, ev.numbers(cell)[:3]) for cell in ("Wres", "Bres") if cell in ev.listed]
+        for side in sides:
+            assert side is not None
+            best_move = -math.inf
+            for variant, rolls in ev.variants:
+                for roll in rolls:
+                    play = self.legal_from_marks(state.pos, side, roll, variant)
+                    if play is False:
+                        continue
+                    cells = turn_cells(side, roll, play)
+                    local = ev.score(cells)
+                    best_move = max(best_move, local)
+                    self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
+            # Every legal play of the likely rolls: when the marks spell out no good legal play
+            # themselves, and for the leaders when the marks are not read cleanly (a stray or
+            # displaced digit can make the true play one the marks do not spell out).
+            wide = (best_move < POOR_FIT and floor < FALLBACK) or (thorough and best_move < CLEAN)
+            # On a board the reader was unsure of, the leaders also try rolls a digit away.
+            unsure = thorough and ev.shaky
+            for rolls in (ev.rolls, ev.near_rolls) if wide or unsure else ():
+                for roll in rolls:
+                    for play, cells in self.moves(state.pos, roll, side):
+                        local = ev.score(cells)
+                        if local < floor:
+                            continue  # too poor to matter, even for the confidence of the others
+                        best_move = max(best_move, local)
+                        self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results,
+                                       options)
+                # Rolls a digit away from the reading are only needed when nothing closer fits.
+                if (best_move >= POOR_FIT and not unsure) or EDIT < floor:
+                    break
+            if best_move < POOR_FIT and ILLEGAL_MOVE > floor:
+                self._illegal_moves(state, pre, pre_name, side, ev, options)
+            if state.on_roll is not None:
+                self._double(state, pre, pre_name, side, ev, options)
+        # A board holding only a result: a game conceded with nothing else recorded.
+        for cell, numbers in results:
+            winner = Side.BOTTOM if cell == "Wres" else Side.TOP
+            for points, _ in numbers:
+                local = ev.score({cell: number_digits(points)})
+                events = pre + (Event("resign", winner.opponent, before=_view(state, winner.opponent), value=points),
+                                Event("end", winner, value=points))
+                options.append(_Option((pre_name, "resign", winner, points), local, events,
+                                       state.after_game(winner, points), ()))
+
+    def _add_move(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, roll: Roll,
+                  play: Play | None, cells: dict[str, tuple[int, ...]], local: float, illegal: bool,
+                  ev: BoardEvidence, results: Sequence[tuple[str, list[tuple[int, float]]]],
+                  options: list[_Option]) -> float:
+        """Add the move (and a resignation after it, if a result square is read); the best score."""
+        if roll.is_double:
+            local += DOUBLET
+        before = state.pos
+        after = play.result if play is not None else before
+        move = Event("move", side, roll, play, before, illegal=illegal)
+        tags = ("illegal move recorded",) if illegal else ()
+        summary: Summary = (pre_name, "move", side, roll, PlayKey(play))
+        if after.mine[OFF] == CHECKERS:
+            value = game_value(after) or 1
+            points = int(value) * state.cube.value
+            events = pre + (move, Event("end", side, value=points))
+            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags))
+            return local
+        best = local
+        options.append(_Option(summary, local, pre + (move,),
+                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags))
+        for cell, numbers in results:
+            winner = Side.BOTTOM if cell == "Wres" else Side.TOP
+            for points, _ in numbers:
+                with_result = dict(cells)
+                with_result[cell] = number_digits(points)
+                resign_before = after if winner.opponent is side else after.swap()
+                events = pre + (move, Event("resign", winner.opponent, before=resign_before, value=points),
+                                Event("end", winner, value=points))
+                score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0)
+                best = max(best, score)
+                options.append(_Option(summary + ("resign", winner, points), score, events,
+                                       _game_over(state, winner, points), tags))
+        return best
+
+    def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
+                options: list[_Option]) -> None:
+        value = state.cube.value * 2
+        allowed = state.match.may_double(side, state.cube)
+        prior = 0.0 if allowed else ILLEGAL_DOUBLE
+        tags = () if allowed else ("double not allowed here (Crawford game or cube not owned)",)
+        double = Event("double", side, before=state.pos, value=value)
+        local = ev.score({}, arrow=True) + prior
+        options.append(_Option((pre_name, "double", side), local, pre + (double,),
+                               replace(state, pending=side), tags))
+        # The doubler taken and then resigning: the taker's result square on the arrow board.
+        other = result_cell(side.opponent)
+        if other in ev.listed:
+            for points, _ in ev.numbers(other)[:3]:
+                score = ev.score({other: number_digits(points)}, arrow=True) + prior
+                taker_view = state.pos.swap()
+                events = pre + (double, Event("take", side.opponent, before=taker_view),
+                                Event("resign", side, before=state.pos, value=points),
+                                Event("end", side.opponent, value=points))
+                options.append(_Option((pre_name, "double", side, "take", "resign", side.opponent, points), score,
+                                       events, state.after_game(side.opponent, points), tags))
+        cell = result_cell(side)
+        if cell not in ev.listed:
+            return
+        for points, _ in ev.numbers(cell)[:3]:
+            score = ev.score({cell: number_digits(points)}, arrow=True) + prior
+            taker_view = state.pos.swap()
+            if points == state.cube.value:
+                events = pre + (double, Event("drop", side.opponent, before=taker_view), Event("end", side, value=points))
+                summary: Summary = (pre_name, "double", side, "drop")
+            else:
+                events = pre + (double, Event("take", side.opponent, before=taker_view),
+                                Event("resign", side.opponent, before=taker_view, value=points),
+                                Event("end", side, value=points))
+                summary = (pre_name, "double", side, "take", "resign", side, points)
+            options.append(_Option(summary, score, events, state.after_game(side, points), tags))
+
+    def _illegal_moves(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
+                       options: list[_Option]) -> None:
+        """What was physically played when no legal play fits: each mark d on p came from p + d."""
+        cells = {name: ev.top(name) for name in ev.listed if name not in ("Wres", "Bres")}
+        cells = {k: v for k, v in cells.items() if v}
+        found = physical_play(state.pos, side, None, cells)
+        if found is None or not found[1].steps:
+            return
+        roll, play = found
+        if any(p.result == play.result for p in self.plays(state.pos, roll)):
+            return  # legal after all: already scored
+        local = ev.score(turn_cells(side, roll, play)) + ILLEGAL_MOVE
+        self._add_move(state, pre, pre_name, side, roll, play, turn_cells(side, roll, play), local, True, ev, [],
+                       options)
+
+    def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
+        fitting = [replace(o, local=0.0) for o in options if _fits(o, forced)]
+        if fitting:
+            return fitting
+        return [replace(o, local=o.local - 30.0, tags=o.tags + ("correction does not fit",)) for o in options]
+
+
+def _game_over(state: State, winner: Side, points: int) -> Callable[[], State]:
+    return lambda: state.after_game(winner, points)
+
+
+def _view(state: State, side: Side) -> Position:
+    """``state``'s position seen by ``side``."""
+    if state.on_roll is None or state.on_roll is side:
+        return state.pos
+    return state.pos.swap()
+
+
+def _fits(option: _Option, forced: Forced) -> bool:
+    kinds = [e for e in option.events if e.kind not in ("skip", "end")]
+    if forced.blank:
+        return option.summary == ("blank",)
+    moves = [e for e in kinds if e.kind == "move"]
+    doubles = [e for e in kinds if e.kind == "double"]
+    resigns = [e for e in kinds if e.kind == "resign"]
+    if forced.double != bool(doubles):
+        return False
+    if forced.roll is not None:
+        if len(moves) != 1 or moves[0].roll != forced.roll or moves[0].illegal:
+            return False
+        move = moves[0]
+        if forced.player is not None and move.player is not forced.player:
+            return False
+        if forced.moves is not None and move.before is not None:
+            if move.play is None:
+                if forced.moves:
+                    return False
+            else:
+                target = list(move.before.mine)
+                for source, dest in forced.moves:
+                    target[source] -= 1
+                    target[dest] += 1
+                if tuple(target) != move.play.result.mine:
+                    return False
+    elif moves:
+        return False
+    if forced.response is not None:
+        answered = [e.kind for e in option.events if e.kind in ("take", "drop")]
+        # The answer to this board's double is decided by the next board; here only an explicit one counts.
+        if answered and answered[-1] != forced.response:
+            return False
+    if forced.points is not None or forced.resign:
+        if not resigns:
+            return False
+        if forced.points is not None and resigns[-1].value != forced.points:
+            return False
+        if forced.winner is not None and resigns[-1].player is not forced.winner.opponent:
+            return False
+    elif resigns:
+        return False
+    return not (forced.player is not None and doubles and doubles[0].player is not forced.player)
+
+
+def physical_play(pos: Position, side: Side, roll: Roll | None,
+                  cells: Mapping[str, tuple[int, ...]]) -> tuple[Roll, Play] | None:
+    """The play read straight off the marks: a mark ``d`` on point ``p`` came from ``p + d``.
+
+    Returns the roll (``roll`` when given, else the dice the marks show) and
+    the steps, if the checkers can physically make them (a checker at each
+    source, the bar first, no landing on two opposing checkers, bearing off
+    only with all checkers home and by the bear-off rule); whether the play
+    is also *legal* (plays as many dice as the rules demand) is for the caller.
+    """
+    wanted: list[tuple[int, int]] = []  # (destination, die)
+    for name, digits in cells.items():
+        if name in ("centre", "Wres", "Bres"):
+            continue
+        try:
+            dest = point_of_cell(side, name)
+        except ValueError:
+            return None
+        wanted.extend((dest, d) for d in digits)
+    if len(wanted) > 4:
+        return None
+    if roll is None:
+        dice = sorted((d for _, d in wanted), reverse=True) + sorted(set(cells.get("centre", ())), reverse=True)
+        if not dice:
+            return None
+        if len(set(dice)) == 1:
+            roll = Roll(dice[0], dice[0])
+        elif len(dice) == 2:
+            roll = Roll(dice[0], dice[1])
+        else:
+            return None
+    available = list(roll.dice)
+    for _, die in wanted:
+        if die not in available:
+            return None
+        available.remove(die)
+    me, opp = list(pos.mine), list(pos.theirs)
+    steps: list[Step] = []
+    pending = sorted(wanted, key=lambda w: -(w[0] + w[1]))
+    while pending:
+        for i, (dest, die) in enumerate(pending):
+            if dest:
+                source = dest + die
+                if source > BAR or me[source] <= 0 or opp[BAR - dest] >= 2:
+                    continue
+                if me[BAR] and source != BAR:
+                    continue
+            else:
+                if sum(me[7:26]):
+                    continue
+                source = die if me[die] else next((p for p in range(min(die, 7) - 1, 0, -1) if me[p]), 0)
+                if not source or any(me[p] for p in range(source + 1, 7)) and source != die:
+                    continue
+            me[source] -= 1
+            me[dest] += 1
+            hit = bool(dest) and opp[BAR - dest] == 1
+            if hit:
+                opp[BAR - dest] = 0
+                opp[BAR] += 1
+            steps.append(Step(source, dest, die, hit))
+            pending.pop(i)
+            break
+        else:
+            return None
+    try:
+        return roll, Play(tuple(steps), Position(tuple(me), tuple(opp)))
+    except ValueError:
+        return None
+
+
+def best_path(final: Node) -> list[Node]:
+    """The decisions of the best explanation, first board first (the root excluded)."""
+    path: list[Node] = []
+    node: Node | None = final
+    while node is not None and node.parent is not None:
+        path.append(node)
+        node = node.parent
+    path.reverse()
+    return path
+
+
+def rivals(node: Node, within: float) -> list[Node | None]:
+    """Where the alternatives to ``node``'s decision within ``within`` of it lead.
+
+    A kept alternative gives its node; one merged into a kept state gives that
+    state's node; one dropped from the beam gives ``None`` (unknown).
+    """
+    parent = node.parent
+    if parent is None:
+        return []
+    kept = {c.summary: c for c in parent.children}
+    out: list[Node | None] = []
+    for summary, value in parent.kids.items():
+        if summary == node.summary or value < node.best - within:
+            continue
+        out.append(kept.get(summary) or parent.merged.get(summary))
+    return out
+
+
+def best_line(node: Node) -> list[Node]:
+    """``node`` and its best kept descendants, one per board, as far as they were kept."""
+    line = [node]
+    while line[-1].children:
+        line.append(max(line[-1].children, key=lambda c: c.best))
+    return line
+
+
+def confidence(node: Node) -> float:
+    """How much better ``node``'s decision is than the best other decision of its board, in [0, 1]."""
+    parent = node.parent
+    if parent is None:
+        return 1.0
+    mine = parent.kids.get(node.summary, node.best)
+    others = [v for k, v in parent.kids.items() if k != node.summary]
+    if not others:
+        return 1.0
+    alt = max(others)
+    return 1.0 / (1.0 + math.exp(min(max(alt - mine, -50.0), 50.0)))
+
+
+def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
+    """The best decisions for ``node``'s board, with probabilities among them."""
+    parent = node.parent
+    if parent is None:
+        return []
+    ranked = sorted(parent.kids.items(), key=lambda kv: -kv[1])[:limit]
+    top = ranked[0][1] if ranked else 0.0
+    weights = [math.exp(max(v - top, -60.0)) for _, v in ranked]
+    total = sum(weights) or 1.0
+    return [(k, w / total) for (k, _), w in zip(ranked, weights)]
+

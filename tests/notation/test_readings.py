@@ -1,0 +1,101 @@
+"""The readings JSON contract: writing it deterministically and refusing what breaks it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digitise.errors import ReadingsError
+from digitise.notation.marks import BoardMarks
+from digitise.notation.readings import (
+    BoardReading,
+    CellReading,
+    PageReading,
+    Readings,
+    certain_reading,
+    load_readings,
+    paginate,
+    parse_readings,
+    readings_to_json,
+)
+
+
+def _sample() -> Readings:
+    board = BoardReading(
+        index=3,
+        cells={"centre": (CellReading((6, 3), 0.9),), "B7": (CellReading((6,), 0.97), CellReading((5,), 0.02)),
+               "Wres": (CellReading((1, 2), 0.8), CellReading((), 0.1))},
+        crossed=0.95, arrow=0.01, letters=0.0, box=(10, 20, 300, 150),
+    )
+    blank = certain_reading(4, BoardMarks())
+    return Readings((PageReading("scan1.png", 1, (board, blank), {"match_length": {"value": "7"}}),))
+
+
+def test_round_trip_is_exact_and_deterministic() -> None:
+    readings = _sample()
+    text = readings_to_json(readings)
+    assert parse_readings(text) == readings
+    assert readings_to_json(parse_readings(text)) == text
+    # Cells in the contract's order, whatever order they were given in.
+    doc = json.loads(text)
+    assert list(doc["pages"][0]["boards"][0]["cells"]) == ["B7", "centre", "Wres"]
+    assert doc["pages"][0]["boards"][0]["box"] == [10, 20, 300, 150]
+    assert "box" not in doc["pages"][0]["boards"][1]
+
+
+def test_probabilities_are_rounded_to_four_places() -> None:
+    board = BoardReading(1, {"B1": (CellReading((1,), 0.123456789),)}, crossed=1 / 3)
+    text = readings_to_json(Readings((PageReading("x", 1, (board,)),)))
+    assert "0.1235" in text and "0.3333" in text and "0.123456" not in text
+
+
+def test_paginate_lays_out_eight_boards_a_page() -> None:
+    boards = [certain_reading(k % 8 + 1, BoardMarks()) for k in range(19)]
+    readings = paginate(boards, "synthetic")
+    assert [p.page for p in readings.pages] == [1, 2, 3]
+    assert [len(p.boards) for p in readings.pages] == [8, 8, 3]
+
+
+def _doc(**board: object) -> str:
+    base: dict[str, object] = {"index": 1, "cells": {}}
+    base.update(board)
+    return json.dumps({"pages": [{"source": "s", "page": 1, "header": {}, "boards": [{"index": 1}, base]}]})
+
+
+@pytest.mark.parametrize(("text", "where", "reason"), [
+    (_doc(cells={"B13": [[[1], 0.5]]}), "$.pages[0].boards[1].cells.B13", "unknown cell"),
+    (_doc(cells={"B7": [[[7], 0.5]]}), "$.pages[0].boards[1].cells.B7[0][0][0]", "out of range 1-6"),
+    (_doc(cells={"centre": [[[0], 0.5]]}), "$.pages[0].boards[1].cells.centre[0][0][0]", "out of range"),
+    (_doc(cells={"Bres": [[[10], 0.5]]}), "$.pages[0].boards[1].cells.Bres[0][0][0]", "out of range 0-9"),
+    (_doc(cells={"B7": [[[6], 1.5]]}), "$.pages[0].boards[1].cells.B7[0][1]", "within [0, 1]"),
+    (_doc(cells={"B7": [[[6], 0.7], [[5], 0.7]]}), "$.pages[0].boards[1].cells.B7", "more than 1"),
+    (_doc(cells={"B7": [[6, 0.7]]}), "$.pages[0].boards[1].cells.B7[0][0]", "digits must be a list"),
+    (_doc(index=9), "$.pages[0].boards[1].index", "1..8"),
+    (_doc(arrow=-0.1), "$.pages[0].boards[1].arrow", "within [0, 1]"),
+    (_doc(crossed="yes"), "$.pages[0].boards[1].crossed", "must be a number"),
+    (_doc(colour=1), "$.pages[0].boards[1]", "unknown key"),
+    ('{"pages": 3}', "$", "list 'pages'"),
+])
+def test_contract_violations_name_the_json_path(text: str, where: str, reason: str) -> None:
+    with pytest.raises(ReadingsError) as info:
+        parse_readings(text, "r.json")
+    assert info.value.where == where
+    assert reason in info.value.reason
+    assert info.value.message.startswith("r.json: ")
+
+
+def test_result_squares_accept_zero() -> None:
+    readings = parse_readings(_doc(cells={"Wres": [[[1, 0], 0.9]]}))
+    assert readings.pages[0].boards[1].cells["Wres"][0].digits == (1, 0)
+
+
+def test_not_json_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ReadingsError, match="not JSON"):
+        parse_readings("{pages", "r.json")
+    with pytest.raises(ReadingsError, match="cannot read"):
+        load_readings(tmp_path / "missing.json")
+    path = tmp_path / "ok.json"
+    path.write_text(readings_to_json(_sample()), encoding="utf-8")
+    assert load_readings(path) == _sample()
