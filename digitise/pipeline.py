@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
 import re
 import sys
@@ -211,7 +212,9 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     try:
         summary = scan(list(job.pages), job.output, job.report, options)
     except DigitiseError as exc:
-        return JobResult(job.name, "failed", len(job.pages), exc.message, seconds=time.perf_counter() - start)
+        # The summary line must say which match failed, even when the error names no file.
+        reason = exc.message if exc.path else f"{job.name}: {exc.message}"
+        return JobResult(job.name, "failed", len(job.pages), reason, seconds=time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - a bug in one job must not cost the batch
         log.debug("job %s crashed", job.name, exc_info=True)
         return JobResult(job.name, "failed", len(job.pages), f"{job.name}: internal error: {type(exc).__name__}: {exc}",
@@ -297,8 +300,13 @@ def batch(
             if progress:
                 progress(result)
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
-            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, options): job for job in todo}
+        # Longest matches first, so no worker is left with a long one at the end (results keep job order).
+        by_size = sorted(todo, key=lambda job: -len(job.pages))
+        # forkserver, not fork: forking a process that runs threads (a GUI, a test
+        # runner, onnxruntime) can deadlock the children.
+        context = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, mp_context=context) as pool:
+            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, options): job for job in by_size}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

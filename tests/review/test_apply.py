@@ -20,9 +20,11 @@ def test_scan_with_the_corrections_file_gives_the_corrected_match(solved_sample:
     readings = load_readings(report.parent / "match.readings.json")
     path = save_corrections(corrections_path(report), {(1, 5): "21: 13/11 5/4"}, report.name)
     corrections = load_corrections(path)
-    # The solver alone cannot take it: the misread digits never suggest 21.
+    # A correction is a hard constraint: the solver honours it even though the
+    # misread digits never suggest 21.
     alone = solve(readings, players=("Alice", "Bob"), length=5, corrections=corrections)
-    assert "correction does not fit" in (turn_at(alone.report, 1, 5) or {}).get("reasons", [])
+    turn = turn_at(alone.report, 1, 5) or {}
+    assert turn.get("dice") == [2, 1] and "correction does not fit" not in turn.get("reasons", [])
     result = solve_with_corrections(readings, corrections, players=("Alice", "Bob"), length=5, path=path)
     assert format_mat(result.match) == truth
     assert result.report["summary"]["flagged"] == 0
