@@ -58,6 +58,7 @@ def run_one(job: tuple[int, str, str]) -> dict[str, float]:
     turns = [t for g in result.report["games"] for t in g["turns"]]
     return {
         "boards": len(marks), "seconds": elapsed, "cpu": cpu, "turns": found.turns, "right": found.right,
+        "lines_right": found.lines_right,
         "wrong": found.wrong, "silent": found.silent, "results_wrong": found.results_wrong,
         "flagged": sum(1 for t in turns if t["flagged"]),
         "following": sum(1 for t in turns if t.get("follows") and not t["flagged"]),
@@ -86,6 +87,8 @@ def main() -> None:
     turns = total["turns"]
     print(f"matches: {len(rows)}  boards: {int(total['boards'])}  turns: {int(turns)}  noise: {args.profile}")
     print(f"turns right:      {100 * total['right'] / turns:6.2f} %  ({int(total['right'])})")
+    print(f".mat lines right: {100 * total['lines_right'] / turns:6.2f} %  ({int(total['lines_right'])}: "
+          "player, dice and play as written, whatever the position)")
     print(f"wrong turns:      {100 * total['wrong'] / turns:6.2f} %  ({int(total['wrong'])}, "
           f"in {int(total['roots'])} runs)")
     print(f"silent errors:    {100 * total['silent'] / turns:6.2f} %  ({int(total['silent'])}: wrong, not flagged, "

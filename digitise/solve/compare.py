@@ -22,8 +22,13 @@ from digitise.game.rules import is_closed_out, legal_plays
 TurnKey = tuple[object, ...]
 
 
-def game_turns(game: GameRecord) -> list[tuple[int, TurnKey]]:
-    """(action index, key) of every turn of ``game`` a note can record, in order."""
+def game_turns(game: GameRecord, *, by_line: bool = False) -> list[tuple[int, TurnKey]]:
+    """(action index, key) of every turn of ``game`` a note can record, in order.
+
+    A move's key holds the position after it; with ``by_line`` it holds the
+    play as the ``.mat`` line writes it instead, so one misread turn does not
+    make every later turn of its game count as wrong too.
+    """
     pos = Position.initial()  # seen by the bottom player
     out: list[tuple[int, TurnKey]] = []
     for i, action in enumerate(game.actions):
@@ -36,11 +41,11 @@ def game_turns(game: GameRecord) -> list[tuple[int, TurnKey]]:
             if play is None:
                 if is_closed_out(mine) or legal_plays(mine, action.roll):
                     continue  # closed out, or thrown and conceded: not on the note
-                out.append((i, (side, "move", action.roll, mine)))
+                out.append((i, (side, "move", action.roll, "" if by_line else mine)))
                 continue
             after = play.result
             pos = after if side is Side.BOTTOM else after.swap()
-            out.append((i, (side, "move", action.roll, after)))
+            out.append((i, (side, "move", action.roll, str(play) if by_line else after)))
         elif action.kind in (ActionKind.DOUBLE, ActionKind.TAKE, ActionKind.DROP):
             out.append((i, (side, action.kind.value)))
     return out
@@ -78,6 +83,8 @@ class Comparison:
     runs: int
     #: Descriptions of the first differences, for debugging.
     differences: tuple[str, ...]
+    #: Truth turns whose .mat line (player, dice, play as written) is found, in order.
+    lines_right: int = 0
 
 
 def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | None = None) -> Comparison:
@@ -108,8 +115,12 @@ def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | No
     results_wrong = sum(1 for a, b in zip(truth_results, solved_results) if a != b)
     results_wrong += abs(len(truth_results) - len(solved_results))
     runs = sum(1 for op in matcher.get_opcodes() if op[0] != "equal")
+    truth_lines = [(g, key) for g, game in enumerate(truth.games) for _, key in game_turns(game, by_line=True)]
+    solved_lines = [(g, key) for g, game in enumerate(solved.games) for _, key in game_turns(game, by_line=True)]
+    lines = difflib.SequenceMatcher(None, truth_lines, solved_lines, autojunk=False)
+    lines_right = sum(block.size for block in lines.get_matching_blocks())
     return Comparison(len(truth_keys), right, len(wrong), len(silent), sum(flags), results_wrong, runs,
-                      tuple(differences))
+                      tuple(differences), lines_right)
 
 
 def _show(keys: Sequence[tuple[int, TurnKey]]) -> str:
