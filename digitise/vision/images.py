@@ -1,0 +1,253 @@
+"""Loading page images: PNG, JPEG, TIFF (multi-page) and PDF (multi-page).
+
+Every page comes out as an 8-bit image, grey ``(H, W)`` or colour BGR
+``(H, W, 3)``, with its source file and page number. A file that cannot be
+read at all raises :class:`~digitise.errors.InputError` naming the file and
+the reason; one unreadable frame of a multi-page file is reported as a
+:class:`~digitise.errors.PageError` in its place, so the other pages still read.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from digitise.errors import InputError, PageError
+
+log = logging.getLogger(__name__)
+
+#: Resolution PDFs are rasterised at, unless that would make a huge image.
+PDF_DPI = 300.0
+#: Longest side of a rasterised PDF page, in pixels (a 300-dpi A4 is 3508).
+PDF_MAX_SIDE = 4200
+#: Smallest image side worth trying: below this a note cannot be read.
+MIN_SIDE = 400
+
+# OpenCV prints decoder warnings for truncated files on stderr; we report those ourselves.
+try:
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+except AttributeError:  # pragma: no cover - older OpenCV builds
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PageImage:
+    """One page as pixels: ``image`` is uint8 grey (H, W) or BGR (H, W, 3)."""
+
+    source: str
+    number: int
+    image: np.ndarray
+    #: Resolution when the file says (or when we rasterised it); None when unknown.
+    dpi: float | None = None
+
+    @property
+    def grey(self) -> np.ndarray:
+        """The page in grey levels (uint8)."""
+        if self.image.ndim == 2:
+            return self.image
+        return cv2.cvtColor(self.image, cv2.COLOR_BGR2GRAY)
+
+    @property
+    def darkest(self) -> np.ndarray:
+        """Each pixel's darkest channel (uint8); see :func:`darkest_channel`."""
+        return darkest_channel(self.image)
+
+
+def darkest_channel(image: np.ndarray) -> np.ndarray:
+    """Each pixel's darkest channel (uint8): grey for neutral pixels, much darker for coloured ink.
+
+    Printed lines are neutral grey; handwriting is often blue. Luminance
+    makes a light blue stroke nearly as pale as the paper, while its red
+    channel stays dark: this image keeps coloured ink apart from paper.
+    A grey image is returned as it is.
+    """
+    if image.ndim == 2:
+        return image
+    return np.minimum(np.minimum(image[:, :, 0], image[:, :, 1]), image[:, :, 2])
+
+
+def _kind(head: bytes) -> str | None:
+    """The file type from its first bytes (the suffix may lie)."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if head.startswith(b"\xff\xd8"):
+        return "jpeg"
+    if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
+        return "tiff"
+    if head.lstrip()[:5] == b"%PDF-":
+        return "pdf"
+    if head[:2] == b"BM":
+        return "bmp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def _to_uint8(image: np.ndarray) -> np.ndarray:
+    """8-bit grey or BGR from whatever depth and channels the decoder gave."""
+    if image.dtype == np.uint16:
+        image = (image >> 8).astype(np.uint8)
+    elif image.dtype == bool:
+        image = image.astype(np.uint8) * 255
+    elif image.dtype in (np.float32, np.float64):
+        scale = 255.0 if float(image.max(initial=0.0)) <= 1.0 else 1.0
+        image = np.clip(image * scale, 0, 255).astype(np.uint8)
+    elif image.dtype != np.uint8:
+        image = np.clip(image, 0, 255).astype(np.uint8)
+    if image.ndim == 3:
+        channels = image.shape[2]
+        if channels == 1:
+            image = image[:, :, 0]
+        elif channels == 4:
+            # Transparent parts of a scan are paper: composite onto white.
+            alpha = image[:, :, 3:4].astype(np.float32) / 255.0
+            rgb = image[:, :, :3].astype(np.float32)
+            image = (rgb * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+        elif channels == 2:
+            image = image[:, :, 0]
+    if image.ndim == 3 and _is_grey(image):
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return np.ascontiguousarray(image)
+
+
+def _is_grey(image: np.ndarray) -> bool:
+    """True when a BGR image carries no colour (checked on a sparse sample for speed)."""
+    sample = image[::17, ::17].astype(np.int16)
+    return bool(np.abs(sample[:, :, 0] - sample[:, :, 1]).max() <= 2 and np.abs(sample[:, :, 1] - sample[:, :, 2]).max() <= 2)
+
+
+def _check_size(image: np.ndarray, path: Path, number: int) -> PageImage | PageError:
+    height, width = image.shape[:2]
+    if min(height, width) < MIN_SIDE:
+        return PageError(f"image too small to read ({width}x{height} px)", path, f"page {number}")
+    return PageImage(str(path), number, image)
+
+
+def _decode_single(data: bytes, path: Path) -> np.ndarray:
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    if image is None or image.size == 0:
+        raise InputError("cannot decode the image (truncated or damaged file)", path)
+    return _to_uint8(image)
+
+
+def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+    from PIL import Image, ImageSequence, UnidentifiedImageError
+
+    try:
+        container = Image.open(io.BytesIO(data))
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise InputError(f"cannot open the TIFF: {exc}", path) from exc
+    produced = 0
+    with container:
+        frames = ImageSequence.Iterator(container)
+        number = 0
+        while True:
+            number += 1
+            try:
+                frame = next(frames)
+            except StopIteration:
+                break
+            except (OSError, ValueError, EOFError) as exc:
+                yield PageError(f"cannot decode this page: {exc}", path, f"page {number}")
+                break
+            try:
+                frame.load()
+                dpi_info = frame.info.get("dpi")
+                converted = frame.convert("L") if frame.mode in ("1", "L", "I;16", "I", "F", "LA", "P") else frame.convert("RGB")
+                array = np.asarray(converted)
+            except (OSError, ValueError, SyntaxError) as exc:
+                yield PageError(f"cannot decode this page: {exc}", path, f"page {number}")
+                produced += 1
+                continue
+            if array.ndim == 3:
+                array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
+            image = _to_uint8(array)
+            produced += 1
+            page = _check_size(image, path, number)
+            if isinstance(page, PageImage) and dpi_info:
+                page = PageImage(page.source, page.number, page.image, float(dpi_info[0]))
+            yield page
+    if produced == 0:
+        raise InputError("the TIFF holds no page", path)
+
+
+def pdf_render_scale(width_pt: float, height_pt: float) -> float:
+    """Pixels per PDF point for a page of this size: about 300 dpi, capped for huge pages."""
+    longest = max(width_pt, height_pt, 1.0)
+    dpi = min(PDF_DPI, PDF_MAX_SIDE * 72.0 / longest)
+    # A tiny page (a cropped note) still needs enough pixels for its cells.
+    dpi = max(dpi, min(600.0, 1200.0 * 72.0 / longest))
+    return dpi / 72.0
+
+
+def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        reason = str(exc).lower()
+        if "password" in reason:
+            raise InputError("the PDF is encrypted (password protected)", path) from exc
+        raise InputError(f"cannot open the PDF (damaged or empty): {exc}", path) from exc
+    try:
+        count = len(document)
+        if count == 0:
+            raise InputError("the PDF holds no page", path)
+        for index in range(count):
+            number = index + 1
+            try:
+                page = document[index]
+                width_pt, height_pt = page.get_size()
+                scale = pdf_render_scale(width_pt, height_pt)
+                bitmap = page.render(scale=scale, grayscale=True)
+                array = np.array(bitmap.to_numpy(), copy=True)
+            except pdfium.PdfiumError as exc:
+                yield PageError(f"cannot render this page: {exc}", path, f"page {number}")
+                continue
+            image = _to_uint8(array)
+            checked = _check_size(image, path, number)
+            if isinstance(checked, PageImage):
+                checked = PageImage(checked.source, number, checked.image, scale * 72.0)
+            yield checked
+    finally:
+        document.close()
+
+
+def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
+    """Every page of ``path`` in order: a :class:`PageImage`, or a :class:`PageError` for a bad page.
+
+    Raises :class:`InputError` when the file itself cannot be read (missing,
+    not an image, truncated, an encrypted or empty PDF).
+    """
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputError("no such file", file) from exc
+    except IsADirectoryError as exc:
+        raise InputError("is a directory, not an image", file) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file) from exc
+    if not data:
+        raise InputError("empty file", file)
+    kind = _kind(data[:1024])
+    if kind is None:
+        raise InputError("not an image or PDF (expected PNG, JPEG, TIFF or PDF)", file)
+    if kind == "pdf":
+        yield from _pdf_pages(data, file)
+    elif kind == "tiff":
+        yield from _tiff_pages(data, file)
+    else:
+        yield _check_size(_decode_single(data, file), file, 1)
+
+
+def load_pages(path: str | Path) -> list[PageImage | PageError]:
+    """All pages of ``path`` (see :func:`iter_pages`)."""
+    return list(iter_pages(path))

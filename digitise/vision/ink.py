@@ -1,0 +1,199 @@
+"""Separating handwriting from what is printed, from noise and from show-through.
+
+Works on one cell image at 10 px per mm, with the cell's printed lines at
+known rows and columns (the geometry says where, the refinement made it
+true to a fraction of a millimetre). Three things are taken away:
+
+* the printed lines: inside a narrow band around each known line, whatever
+  is dark along the line's direction for longer than a stroke is wide is the
+  line; it is subtracted, and the strokes that crossed it are bridged again
+  (a closing across the band), so a digit spilling over a line stays whole;
+* paper tint, uneven light and show-through: darkness is measured against
+  the cell's own paper level and a faint level (show-through, pencil ghosts,
+  grain) is cut off;
+* specks: connected blobs smaller than a pen dot.
+
+The result is float32 in [0, 1], 1 = ink: the input of
+:mod:`digitise.vision.cells`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+#: Resolution of cell images.
+CELL_PX_PER_MM = 10.0
+#: Margin around a cell in its image, mm.
+CELL_MARGIN_MM = 1.5
+#: Half-width of the band around a printed line where line removal acts, mm.
+LINE_BAND_MM = 0.8
+#: A dark run along a line's direction longer than this (mm) belongs to the line.
+LINE_RUN_MM = 1.2
+#: Darkness below this is paper, show-through or grain; above HIGH it is full ink.
+FAINT = 0.1
+HIGH = 0.4
+#: The lowest bar for a faint writer.
+FAINTEST = 0.06
+#: A stroke belongs to a cell when at least this share of its ink lies inside the cell.
+SHARED_STROKE = 0.3
+#: Blobs smaller than this (mm^2) are specks, not handwriting.
+SPECK_MM2 = 0.12
+#: Compact blobs no wider or taller than DOT_MM with less ink than DOT_MM2 are dots, not strokes.
+DOT_MM = 0.9
+DOT_MM2 = 0.5
+
+
+def paper_level(grey: np.ndarray) -> float:
+    """The paper's grey level in ``grey``: a bright percentile (most of a cell is paper)."""
+    counts = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    return max(float(np.searchsorted(counts, 0.85 * max(int(counts[-1]) - 1, 0), side="right")), 1.0)
+
+
+def paper_background(grey: np.ndarray, px_per_mm: float = CELL_PX_PER_MM) -> np.ndarray:
+    """The paper's grey level at every pixel (float32): a shadow or a light gradient is paper, not ink.
+
+    A grey closing about 2 mm wide (wider than any pen stroke or printed
+    line), smoothed, never below half the cell's overall paper level.
+    """
+    size = int(2.2 * px_per_mm) | 1
+    # Smooth a little first: the brightest raw pixel of a noisy scan is noise, not paper.
+    calm = cv2.blur(grey, (3, 3))
+    # A closing fills every dark mark narrower than the window with the paper around it and
+    # keeps the edge of a shadow where it is (a plain maximum would smear it into "ink").
+    closed = cv2.morphologyEx(calm, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (size, size)))
+    smooth = closed.astype(np.float32)
+    return np.maximum(smooth, np.float32(0.5 * paper_level(grey)), dtype=np.float32) + np.float32(1.0)
+
+
+LinePosition = float | tuple[float, float, float]
+
+
+def _remove_lines(dark: np.ndarray, positions: Sequence[LinePosition], horizontal: bool, px_per_mm: float) -> None:
+    """Subtract the printed lines at ``positions`` (rows when ``horizontal``) from ``dark`` in place.
+
+    A position is a pixel offset across the line, or ``(offset, start, stop)``
+    for a line segment (a stub) that only runs from ``start`` to ``stop``.
+    """
+    band = round(LINE_BAND_MM * px_per_mm)
+    run = max(3, round(LINE_RUN_MM * px_per_mm))
+    along = np.ones((1, run) if horizontal else (run, 1), np.uint8)
+    across = np.ones((2 * band + 1, 1) if horizontal else (1, 2 * band + 1), np.uint8)
+    limit = dark.shape[0] if horizontal else dark.shape[1]
+    length = dark.shape[1] if horizontal else dark.shape[0]
+    for item in positions:
+        if isinstance(item, tuple):
+            pos, start, stop = (float(v) for v in item)
+            s0, s1 = max(int(start), 0), min(int(np.ceil(stop)), length)
+        else:
+            pos, s0, s1 = float(item), 0, length
+        lo, hi = round(pos) - band, round(pos) + band + 1
+        if hi <= 0 or lo >= limit or s1 <= s0:
+            continue
+        # Pad so the closing across the band sees the stroke on both sides of the line.
+        plo, phi = max(lo - band, 0), min(hi + band, limit)
+        view = dark[plo:phi, :] if horizontal else dark[:, plo:phi]
+        strip = np.ascontiguousarray(view)
+        line = cv2.morphologyEx(strip, cv2.MORPH_OPEN, along)
+        core = np.zeros_like(strip, dtype=bool)
+        a, b = max(lo, 0) - plo, min(hi, limit) - plo
+        if horizontal:
+            core[a:b, s0:s1] = True
+        else:
+            core[s0:s1, a:b] = True
+        line = np.where(core, line, 0.0).astype(np.float32)
+        # A printed line has one darkness along its length; a dark pen stroke running along the
+        # line (a "1" on the edge) is darker: cap the line at its typical level so the stroke stays.
+        along_line = line.max(axis=0 if horizontal else 1)
+        present = along_line[along_line > FAINT]
+        if present.size:
+            level = float(present.mean())
+            np.minimum(line, np.float32(level * 1.15), out=line)
+        residual = np.clip(strip - line, 0.0, 1.0)
+        bridged = cv2.morphologyEx(residual, cv2.MORPH_CLOSE, across)
+        on_line = line > FAINT
+        residual[on_line] = np.maximum(residual[on_line], bridged[on_line])
+        if horizontal:
+            dark[plo:phi, :] = residual
+        else:
+            dark[:, plo:phi] = residual
+
+
+def extract_ink(
+    grey: np.ndarray,
+    rows: Sequence[LinePosition] = (),
+    cols: Sequence[LinePosition] = (),
+    *,
+    px_per_mm: float = CELL_PX_PER_MM,
+    paper: float | None = None,
+    own: tuple[int, int, int, int] | None = None,
+) -> np.ndarray:
+    """Handwriting of a cell image ``grey`` (uint8), float32 0..1 with 1 = ink.
+
+    ``rows`` / ``cols`` are the pixel positions of printed horizontal and
+    vertical lines in the image (the cell's own edges), or ``(offset, start,
+    stop)`` for a stub of a neighbour's line inside the margin. ``paper`` is
+    the paper's grey level when the caller knows it better than the cell
+    does (an almost full cell). ``own`` is the cell's box inside the image
+    (x0, y0, x1, y1 px): strokes with most of their ink outside it belong
+    to a neighbour and are dropped, so a digit spilling over a line counts
+    in its own square only.
+    """
+    g = grey.astype(np.float32)
+    if paper is not None:
+        background: np.ndarray | float = max(paper, 1.0)
+    else:
+        background = paper_background(grey, px_per_mm)
+    dark = np.clip(1.0 - g / background, 0.0, 1.0)
+    _remove_lines(dark, rows, True, px_per_mm)
+    _remove_lines(dark, cols, False, px_per_mm)
+    # A faint writer (a light pencil, a thin pen) gets a lower bar than a dark one, down to what
+    # paper grain and show-through reach.
+    # Quantiles from a 256-bin histogram: a sort per cell would cost more than the rest together.
+    counts = np.cumsum(np.bincount((dark * 255.0).astype(np.uint8).ravel(), minlength=256))
+    total = max(int(counts[-1]) - 1, 0)
+    strongest = float(np.searchsorted(counts, 0.997 * total, side="right")) / 255.0
+    middle = float(np.searchsorted(counts, 0.5 * total, side="right")) / 255.0
+    quartile = float(np.searchsorted(counts, 0.75 * total, side="right")) / 255.0
+    # The paper's own grain: no bar below a few times its spread (upper quartile ~ 0.67 sigma).
+    grain = max(quartile - middle, 0.0) / 0.6745
+    faint = min(FAINT, max(FAINTEST, 0.3 * strongest, middle + 4.0 * grain))
+    high = max(faint + 0.1, min(HIGH, 0.8 * strongest))
+    ink = np.clip((dark - faint) / (high - faint), 0.0, 1.0)
+    return _keep_strokes(ink, px_per_mm, own)
+
+
+def _keep_strokes(ink: np.ndarray, px_per_mm: float, own: tuple[int, int, int, int] | None) -> np.ndarray:
+    """Drop specks, and strokes that belong to another cell (most of their ink outside ``own``)."""
+    binary = (ink > 0.12).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    if count <= 1:
+        return np.zeros_like(ink)
+    flat = labels.ravel()
+    mass = np.bincount(flat, weights=ink.ravel(), minlength=count)
+    area_px = px_per_mm * px_per_mm
+    # Specks: tiny blobs, or small compact dots (toner speckle, a pen rested on the paper);
+    # pieces of a broken stroke are elongated and stay.
+    side = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) / px_per_mm
+    speck = (mass < SPECK_MM2 * area_px) | ((side <= DOT_MM) & (mass < DOT_MM2 * area_px))
+    keep = ~speck
+    if own is not None:
+        x0, y0, x1, y1 = own
+        inner = labels[y0:y1, x0:x1].ravel()
+        inside = np.bincount(inner, weights=ink[y0:y1, x0:x1].ravel(), minlength=count)
+        # A stroke is this cell's when much of its ink lies inside the cell's lines. A digit
+        # straddling a line goes to both squares: a doubtful extra reading is the solver's to
+        # dismiss, a digit lost from its square is not recoverable.
+        keep &= inside >= SHARED_STROKE * mass
+    keep[0] = False
+    mask = keep[labels].astype(np.uint8)
+    # The faint rim of a kept stroke stays; faint noise elsewhere goes.
+    mask = cv2.dilate(mask, np.ones((3, 3), np.uint8))
+    return (ink * mask).astype(np.float32)
+
+
+def ink_amount(ink: np.ndarray, px_per_mm: float = CELL_PX_PER_MM) -> float:
+    """How much ink an ink image holds, in mm^2 of full ink."""
+    return float(ink.sum()) / (px_per_mm * px_per_mm)

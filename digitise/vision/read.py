@@ -1,0 +1,443 @@
+"""From page images to readings: find the page, fit every board, cut the written cells, read them.
+
+The steps for one page (times are for a 300-dpi A4 scan on one core, see
+``benchmarks/README.md``):
+
+1. a reduced working copy (about 6 px/mm) for everything that only locates;
+2. the markers, or without them the boards' outlines (:mod:`.page`, :mod:`.grid`);
+3. each board's lines measured locally (:func:`.grid.refine_board`), which
+   also shows which cells hold ink: only those are cut out again, from the
+   full image, at 10 px/mm (:mod:`.ink`);
+4. all written cells of the page go to the cell reader in one batch.
+
+A page that is not a note raises :class:`~digitise.errors.PageError`;
+:func:`read_pages` collects those per page and reads the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from digitise.errors import DigitiseError, InputError, PageError
+from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
+from digitise.sheet.geometry import BoardGeometry, Template, load_template, template_names
+from digitise.vision.grid import (
+    MIN_FOUND,
+    REFINE_PX_PER_MM,
+    BoardFit,
+    board_inside,
+    board_lines,
+    cell_slot,
+    darkness,
+    find_grid,
+    refine_board,
+    scaled_fit,
+)
+from digitise.vision.images import PageImage, darkest_channel, iter_pages
+from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
+from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers
+
+log = logging.getLogger(__name__)
+
+#: Long side of the working copy used for locating (pixels).
+WORK_LONG_SIDE = 1800
+#: A cell whose interior holds less dark than this (mm^2, on the working copy) is empty.
+PRESENCE_MM2 = 0.12
+#: Darkness that counts towards presence (thin light strokes fade on the reduced copy).
+PRESENCE_DARK = 0.14
+#: Blobs smaller than this (px at REFINE_PX_PER_MM, so 0.24 mm^2) do not count towards presence.
+PRESENCE_MIN_BLOB = 6
+#: A cut-out cell with less ink than this (mm^2) after line removal is empty.
+MIN_INK_MM2 = 0.25
+#: A page needs at least this many of its boards found.
+MIN_BOARDS = 6
+#: A page smaller than this (px per mm) cannot be read.
+MIN_PX_PER_MM = 4.0
+
+
+class CellAnalyser(Protocol):
+    """What reads cells: :class:`digitise.vision.cells.CellReader` or a stand-in."""
+
+    def analyse_many(self, cells: Sequence[tuple[np.ndarray, Any]]) -> list[Any]:
+        """Candidates and mark probabilities of each (ink, kind)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeenCell:
+    """One written cell as the reader saw it (for debug overlays and review)."""
+
+    board: int
+    name: str
+    #: Corners in image px (TL, TR, BR, BL).
+    quad: np.ndarray
+    ink: np.ndarray
+    candidates: tuple[CellReading, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PageAnalysis:
+    """Everything found on a page: the fit, the boards, the written cells."""
+
+    fit: PageFit
+    boards: tuple[BoardFit, ...]
+    cells: tuple[SeenCell, ...] = ()
+    #: Seconds spent per step (locate, boards, cells, read, header).
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def cell_kind(name: str) -> Any:
+    """The :class:`~digitise.vision.cells.CellKind` of a cell name."""
+    from digitise.vision.cells import CellKind
+
+    if name == "centre":
+        return CellKind.CENTRE
+    if name in ("Bres", "Wres"):
+        return CellKind.RESULT
+    return CellKind.POINT
+
+
+def _reduce(grey: np.ndarray) -> tuple[np.ndarray, float]:
+    """The working copy and its scale (working px per image px).
+
+    The reduction is by a whole number: OpenCV's area resize is then a fast
+    block average (a fractional one costs twenty times more).
+    """
+    step = int(np.ceil(max(grey.shape[:2]) / WORK_LONG_SIDE))
+    if step <= 1:
+        return grey, 1.0
+    return cv2.resize(grey, None, fx=1.0 / step, fy=1.0 / step, interpolation=cv2.INTER_AREA), 1.0 / step
+
+
+def _scale(factor: float) -> np.ndarray:
+    return np.array([[factor, 0.0, 0.0], [0.0, factor, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _not_a_note(small: np.ndarray, path: str, number: int) -> PageError:
+    """The error for a page where no note was found, saying what it looks like."""
+    dark = darkness(small)
+    if float((dark > 0.25).mean()) < 0.002:
+        reason = "blank page: no recording note found"
+    else:
+        reason = "no recording note found (no markers and no grid of boards)"
+    return PageError(reason, path, f"page {number}")
+
+
+def _fit_page(small: np.ndarray, templates: Sequence[Template]) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
+    """The best-fitting template and its page fit on the working copy (markers first, then the grid)."""
+    ids = sorted({m.id for t in templates for m in t.markers})
+    markers = detect_markers(small, ids)
+    fits = [(t, fit_markers(markers, t.markers, t.page_mm)) for t in templates]
+    marked = [(t, f) for t, f in fits if f is not None]
+    if marked:
+        template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
+        return template, fit, {}
+    grids = [(t, find_grid(small, t)) for t in templates]
+    found = [(t, g) for t, g in grids if g is not None]
+    if not found:
+        return None
+    template, (fit, per_board) = min(found, key=lambda tg: (-len(tg[1][1]), tg[1][0].residual_mm))
+    return template, fit, per_board
+
+
+def locate(
+    page: PageImage, template: Template | Sequence[Template]
+) -> tuple[PageFit, tuple[BoardFit, ...], np.ndarray, float, Template]:
+    """The page fit (template mm -> image px) and every board's refined fit (image px).
+
+    ``template`` may be several candidates (paper sizes): the one that fits
+    best is used and returned. Also returns the working copy and its scale.
+    Raises :class:`PageError` when the page is not a readable note.
+    """
+    where = f"page {page.number}"
+    # Reduce first, then take the darkest channel: a quarter of the work on a colour scan.
+    reduced, factor = _reduce(page.image)
+    small = darkest_channel(reduced)
+    templates = [template] if isinstance(template, Template) else list(template)
+    fitted = _fit_page(small, templates)
+    if fitted is None:
+        raise _not_a_note(small, page.source, page.number)
+    chosen, fit, per_board = fitted
+    if fit.px_per_mm < MIN_PX_PER_MM * factor:
+        raise PageError(f"the note is too small to read ({fit.px_per_mm / factor:.1f} px per mm)", page.source, where)
+    boards: list[BoardFit] = []
+    outside: list[int] = []
+    missing: list[int] = []
+    for board in chosen.boards:
+        start = per_board.get(board.index, fit.homography)
+        local = refine_board(small, start, board)
+        if not board_inside(local.crossings, small.shape, slack=2.0):
+            outside.append(board.index)
+        elif local.found < MIN_FOUND:
+            missing.append(board.index)
+        boards.append(scaled_fit(local, 1.0 / factor))
+    if outside:
+        raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
+                        page.source, where)
+    if len(chosen.boards) - len(missing) < MIN_BOARDS:
+        raise PageError(
+            f"no recording note found: only {len(chosen.boards) - len(missing)} of {len(chosen.boards)} boards show their lines",
+            page.source, where,
+        )
+    full_fit = PageFit(_scale(1.0 / factor) @ fit.homography, fit.method,
+                       tuple(FoundMarker(m.id, m.corners / factor) for m in fit.markers), fit.rotation, fit.residual_mm)
+    return full_fit, tuple(boards), small, factor, chosen
+
+
+def _presence(fit: BoardFit, board: BoardGeometry) -> dict[str, float]:
+    """Dark area (mm^2) inside each cell of a board, measured on the image its lines were measured on."""
+    s = REFINE_PX_PER_MM
+    dark = fit.measure_image
+    grid = fit.measure_crossings
+    assert dark is not None and grid is not None
+    # Box sums from one integral image: every cell of the board at once.
+    # Darker than the paper around it (a shadow across the board is paper, not ink).
+    size = int(2.2 * s) | 1
+    around = cv2.blur(cv2.erode(cv2.blur(dark, (3, 3)), np.ones((size, size), np.uint8)), (size, size))
+    dark = dark - around
+    marks = (dark >= PRESENCE_DARK).astype(np.uint8)
+    # Toner specks and dust are a pixel or two here; a pen stroke is a line of them.
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(marks, connectivity=8)
+    if count > 1:
+        big = stats[:, cv2.CC_STAT_AREA] >= PRESENCE_MIN_BLOB
+        big[0] = False
+        marks = big[labels].astype(np.uint8)
+    integral = cv2.integral(np.where(marks > 0, dark, 0.0).astype(np.float32), sdepth=cv2.CV_64F)
+    height, width = dark.shape
+    names = list(board.cells)
+    slots = np.array([cell_slot(n) for n in names])
+    tl = grid[slots[:, 0], slots[:, 2]]
+    br = grid[slots[:, 1], slots[:, 3]]
+    tr = grid[slots[:, 0], slots[:, 3]]
+    bl = grid[slots[:, 1], slots[:, 2]]
+    inset = 0.9 * s
+    x0 = np.clip(np.maximum(tl[:, 0], bl[:, 0]) + inset, 0, width).astype(int)
+    x1 = np.clip(np.minimum(tr[:, 0], br[:, 0]) - inset, 0, width).astype(int)
+    y0 = np.clip(np.maximum(tl[:, 1], tr[:, 1]) + inset, 0, height).astype(int)
+    y1 = np.clip(np.minimum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
+    sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
+    sums = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
+    return {name: float(v) for name, v in zip(names, sums, strict=True)}
+
+
+#: Margin (mm) of the larger cut used to decide which strokes are a cell's own.
+CUT_MARGIN_MM = 4.0
+
+
+def cell_lines(board: BoardGeometry, name: str, margin_mm: float = CELL_MARGIN_MM) -> tuple[list[Any], list[Any]]:
+    """Printed line positions in the cell image of ``name``: rows and columns in px (segments for stubs)."""
+    rect = board.cells[name]
+    p, m = CELL_PX_PER_MM, margin_mm
+    height = (rect.h + 2 * m) * p
+    rows: list[Any] = [m * p, (m + rect.h) * p]
+    cols: list[Any] = [m * p, (m + rect.w) * p]
+    if name == "centre":
+        # The point columns' lines end at the centre strip: only stubs in the margins above and below.
+        lines = board_lines(board)
+        for x in lines.xs[2:-2]:
+            pos = (x - rect.x + m) * p
+            cols.append((pos, 0.0, m * p + 2))
+            cols.append((pos, (m + rect.h) * p - 2, height))
+    return rows, cols
+
+
+def cut_cell(grey: np.ndarray, quad: np.ndarray, rect_w: float, rect_h: float, margin_mm: float = CELL_MARGIN_MM) -> np.ndarray:
+    """The cell with corners ``quad`` (image px) as an upright image at 10 px/mm with a margin."""
+    p, m = CELL_PX_PER_MM, margin_mm
+    src = np.array([[0, 0], [rect_w, 0], [rect_w, rect_h], [0, rect_h]], np.float32)
+    to_image = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    local = np.array([[1.0 / p, 0.0, -m], [0.0, 1.0 / p, -m], [0.0, 0.0, 1.0]])
+    size = (round((rect_w + 2 * m) * p), round((rect_h + 2 * m) * p))
+    return cv2.warpPerspective(grey, to_image @ local, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def _outer_sides(name: str) -> tuple[bool, bool, bool, bool]:
+    """Which sides of cell ``name`` are the board's outer edge: left, top, right, bottom."""
+    top = name.startswith("B") and name != "centre"
+    bottom = name.startswith("W")
+    return (name in ("Bres", "Wres"), top, name in ("Boff", "Woff"), bottom)
+
+
+def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str) -> np.ndarray:
+    """The handwriting of one cell of ``image`` (grey or BGR) as the cell reader wants it.
+
+    10 px/mm, 1.5 mm margin, its own strokes only.
+
+    The cell is cut with a wider margin first, so a stroke crossing a line is
+    seen whole and goes to the square holding most of it; beyond the board's
+    outer edge there is no other square, so strokes there are this one's.
+    """
+    rect = board.cells[name]
+    p, big = CELL_PX_PER_MM, CUT_MARGIN_MM
+    # Cut from the page as it is (colour or grey), then keep the darkest channel of the cut only.
+    patch = darkest_channel(cut_cell(image, quad, rect.w, rect.h, big))
+    rows, cols = cell_lines(board, name, big)
+    height, width = patch.shape[:2]
+    left, top, right, bottom = _outer_sides(name)
+    own = (0 if left else round(big * p), 0 if top else round(big * p),
+           width if right else round((big + rect.w) * p), height if bottom else round((big + rect.h) * p))
+    # The printed locating dots are not handwriting: paper them over before looking for strokes.
+    for dx, dy in board.dots:
+        cx, cy = (dx - rect.x + big) * p, (dy - rect.y + big) * p
+        if -10 <= cx <= width + 10 and -10 <= cy <= height + 10:
+            cv2.circle(patch, (round(cx), round(cy)), round(0.65 * p), int(np.max(patch)), -1)
+    ink = extract_ink(patch, rows, cols, own=own)
+    trim = round((big - CELL_MARGIN_MM) * p)
+    return np.ascontiguousarray(ink[trim:height - trim, trim:width - trim])
+
+
+def analyse_page(
+    page: PageImage,
+    template: Template | Sequence[Template],
+    reader: CellAnalyser | None = None,
+    *,
+    header: bool = True,
+    clock: Callable[[], float] | None = None,
+) -> tuple[PageReading, PageAnalysis]:
+    """Read one page: the :class:`PageReading` and what was found where (for overlays)."""
+    import time
+
+    tick = clock or time.perf_counter
+    timings: dict[str, float] = {}
+    t0 = tick()
+    fit, boards, small, factor, template = locate(page, template)
+    del small, factor
+    t1 = tick()
+    timings["locate"] = t1 - t0
+    image = page.image
+    jobs: list[tuple[int, str, np.ndarray, np.ndarray]] = []
+    for board, bfit in zip(template.boards, boards, strict=True):
+        amounts = _presence(bfit, board)
+        for name in board.cells:
+            if amounts[name] < PRESENCE_MM2:
+                continue
+            quad = bfit.cell_quad(name)
+            ink = cell_ink(image, quad, board, name)
+            if ink_amount(ink) < MIN_INK_MM2:
+                continue
+            jobs.append((board.index, name, quad, ink))
+    t2 = tick()
+    timings["cells"] = t2 - t1
+    if reader is None:
+        from digitise.vision.cells import default_reader
+
+        reader = default_reader()
+    analyses = reader.analyse_many([(ink, cell_kind(name)) for _, name, _, ink in jobs]) if jobs else []
+    t3 = tick()
+    timings["read"] = t3 - t2
+    seen: list[SeenCell] = []
+    per_board: dict[int, dict[str, Any]] = {b.index: {"cells": {}, "crossed": 0.0, "arrow": 0.0, "letters": 0.0} for b in template.boards}
+    for (index, name, quad, ink), result in zip(jobs, analyses, strict=True):
+        entry = per_board[index]
+        candidates = tuple(result.candidates)
+        seen.append(SeenCell(index, name, quad, ink, candidates))
+        if not (len(candidates) == 1 and candidates[0].digits == () and candidates[0].probability >= 0.999):
+            entry["cells"][name] = candidates
+        if name == "centre":
+            entry["crossed"] = max(entry["crossed"], float(result.crossed))
+        entry["arrow"] = max(entry["arrow"], float(result.arrow))
+        entry["letters"] = max(entry["letters"], float(result.letters))
+    readings = tuple(
+        BoardReading(
+            index=bfit.index,
+            cells=dict(sorted(per_board[bfit.index]["cells"].items())),
+            crossed=round(per_board[bfit.index]["crossed"], 6),
+            arrow=round(per_board[bfit.index]["arrow"], 6),
+            letters=round(per_board[bfit.index]["letters"], 6),
+            box=bfit.box(margin_px=2.0 * fit.px_per_mm),
+        )
+        for bfit in boards
+    )
+    # How the page was found and which paper it is: not header fields proper, but the review shows them.
+    fields: dict[str, Any] = {
+        "method": {"value": fit.method, "confidence": 1.0},
+        "template": {"value": template.name, "confidence": 1.0},
+    }
+    if header:
+        from digitise.vision.header import read_header
+
+        fields.update(read_header(image, fit.homography, template, reader))
+    timings["header"] = tick() - t3
+    page_reading = PageReading(page.source, page.number, readings, fields)
+    return page_reading, PageAnalysis(fit, boards, tuple(seen), timings)
+
+
+def read_page(page: PageImage, template: Template | Sequence[Template], reader: CellAnalyser | None = None, *, header: bool = True) -> PageReading:
+    """The readings of one page (see :func:`analyse_page`)."""
+    return analyse_page(page, template, reader, header=header)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOutcome:
+    """The readings of the pages that could be read, and an error for each that could not."""
+
+    readings: Readings
+    errors: tuple[DigitiseError, ...]
+
+
+def resolve_templates(template: Template | str | Path | None) -> list[Template]:
+    """The candidate templates: the one named, or every known paper when None."""
+    if template is None:
+        return [load_template(name) for name in template_names()]
+    if isinstance(template, Template):
+        return [template]
+    return [load_template(template)]
+
+
+def read_pages(
+    paths: Iterable[str | Path],
+    template: Template | str | Path | None = None,
+    reader: CellAnalyser | None = None,
+    *,
+    header: bool = True,
+    debug_dir: str | Path | None = None,
+    overwrite: bool = False,
+) -> ReadOutcome:
+    """Read every page of every file in order; bad files and pages are collected, not fatal.
+
+    ``template`` is a template, a paper name or geometry file, or None to
+    find the paper from each page. Raises only for a bad template.
+    """
+    templates = resolve_templates(template)
+    pages: list[PageReading] = []
+    errors: list[DigitiseError] = []
+    for path in paths:
+        try:
+            for item in iter_pages(path):
+                if isinstance(item, DigitiseError):
+                    errors.append(item)
+                    continue
+                try:
+                    reading, analysis = analyse_page(item, templates, reader, header=header)
+                except PageError as exc:
+                    errors.append(exc)
+                    continue
+                pages.append(reading)
+                if debug_dir is not None:
+                    from digitise.vision.debug import write_overlay
+
+                    write_overlay(item, analysis, Path(debug_dir), overwrite=overwrite)
+        except InputError as exc:
+            errors.append(exc)
+    return ReadOutcome(Readings(tuple(pages)), tuple(errors))
+
+
+__all__ = [
+    "PageAnalysis",
+    "ReadOutcome",
+    "SeenCell",
+    "analyse_page",
+    "cell_kind",
+    "cell_slot",
+    "cut_cell",
+    "locate",
+    "read_page",
+    "read_pages",
+]

@@ -1,0 +1,141 @@
+"""Real page images for the vision tests: the printed note, written on and turned, at low dpi (fast)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from digitise.sheet.geometry import Template, load_template, mm_to_px_matrix
+from digitise.sheet.printing import render_template
+from digitise.vision.page import project
+
+#: Low resolution keeps the tests fast; the pipeline works from 100 dpi up.
+TEST_DPI = 130
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """A test page: the image and the truth (template mm -> image px, what is written where)."""
+
+    image: np.ndarray
+    mm_to_px: np.ndarray
+    written: Mapping[tuple[int, str], str] = field(default_factory=dict)
+
+    def cell_error_mm(self, quad: np.ndarray, rect: Any) -> float:
+        """How far (mm) a found cell's corners are from the truth."""
+        truth = project(self.mm_to_px, np.array(rect.corners))
+        return float(np.linalg.norm(quad - truth, axis=1).max() / pixels_per_mm(self.mm_to_px))
+
+
+def pixels_per_mm(h: np.ndarray) -> float:
+    """Scale of a homography near the page centre."""
+    p = project(h, np.array([[140.0, 100.0], [141.0, 100.0]]))
+    return float(np.linalg.norm(p[1] - p[0]))
+
+
+def write_marks(image: np.ndarray, template: Template, dpi: float, written: Mapping[tuple[int, str], str],
+                crossed: tuple[int, ...] = ()) -> None:
+    """Write digits in cells (a script font, dark blue-black strokes) and X over the centre of ``crossed`` boards."""
+    s = dpi / 25.4
+    for (index, name), text in sorted(written.items()):
+        rect = template.board(index).cells[name]
+        height = 6.0 * s
+        scale = height / 30.0
+        thickness = max(1, round(0.45 * s))
+        (tw, _), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, scale, thickness)
+        x = int((rect.x + rect.w / 2) * s - tw / 2)
+        y = int((rect.y + rect.h / 2) * s + height / 2)
+        cv2.putText(image, text, (x, y), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, scale, 30, thickness, cv2.LINE_AA)
+    for index in crossed:
+        rect = template.board(index).cells["centre"]
+        x0, y0 = int((rect.x + 50) * s), int((rect.y + 1) * s)
+        x1, y1 = int((rect.x + 62) * s), int((rect.bottom - 1) * s)
+        thickness = max(1, round(0.45 * s))
+        cv2.line(image, (x0, y0), (x1, y1), 30, thickness, cv2.LINE_AA)
+        cv2.line(image, (x0, y1), (x1, y0), 30, thickness, cv2.LINE_AA)
+
+
+def turn(image: np.ndarray, h: np.ndarray, angle: float, *, pad: float = 0.04, perspective: float = 0.0,
+         background: int = 255) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` turned ``angle`` degrees counter-clockwise (any angle), on a canvas that holds it all."""
+    rows, cols = image.shape[:2]
+    centre = (cols / 2, rows / 2)
+    m = np.vstack([cv2.getRotationMatrix2D(centre, angle, 1.0), [0.0, 0.0, 1.0]])
+    if perspective:
+        m = m @ np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [perspective / cols, 0.0, 1.0]])
+    corners = project(m, np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], np.float64))
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    margin = pad * max(rows, cols)
+    shift = np.array([[1.0, 0.0, margin - lo[0]], [0.0, 1.0, margin - lo[1]], [0.0, 0.0, 1.0]])
+    m = shift @ m
+    size = (int(hi[0] - lo[0] + 2 * margin), int(hi[1] - lo[1] + 2 * margin))
+    out = cv2.warpPerspective(image, m, size, flags=cv2.INTER_LINEAR, borderValue=background)
+    return out, m @ h
+
+
+def make_sheet(
+    template: Template,
+    *,
+    dpi: float = TEST_DPI,
+    written: Mapping[tuple[int, str], str] | None = None,
+    crossed: tuple[int, ...] = (),
+    angle: float = 0.0,
+    markers: bool = True,
+    line_grey: float | None = None,
+    perspective: float = 0.0,
+) -> Sheet:
+    """A filled, possibly turned sheet with its truth."""
+    image = np.array(render_template(template, dpi, markers=markers, line_grey=line_grey))
+    marks = dict(written or {})
+    write_marks(image, template, dpi, marks, crossed)
+    h = mm_to_px_matrix(dpi)
+    if angle or perspective:
+        image, h = turn(image, h, angle, perspective=perspective)
+    return Sheet(image, h, marks)
+
+
+#: A few written cells: single digits, several digits, a result square.
+WRITTEN: dict[tuple[int, str], str] = {
+    (1, "B7"): "6",
+    (1, "B11"): "4",
+    (2, "W5"): "31",
+    (3, "Woff"): "2",
+    (4, "Bres"): "2",
+    (5, "W12"): "55",
+    (8, "B1"): "3",
+}
+
+
+@pytest.fixture(scope="session")
+def a4() -> Template:
+    """The A4 template."""
+    return load_template("a4")
+
+
+@dataclass
+class RecordingReader:
+    """Stands in for the cell classifier (another part's model): records the cells it is given.
+
+    Answers "1" for every cell, and an X / arrow of 0 so the board fields are
+    exercised; the tests check which cells reach it and the ink they carry.
+    """
+
+    seen: list[tuple[np.ndarray, Any]] = field(default_factory=list)
+
+    def analyse_many(self, cells: Any) -> list[Any]:
+        from digitise.notation.readings import CellReading
+        from digitise.vision.cells import CellAnalysis
+
+        self.seen.extend(cells)
+        return [CellAnalysis((CellReading((1,), 0.9), CellReading((), 0.05)), 0.0, 0.0, 0.0) for _ in cells]
+
+
+@pytest.fixture
+def recording_reader() -> RecordingReader:
+    """A fresh recording reader."""
+    return RecordingReader()

@@ -1,0 +1,147 @@
+"""Loading pages: formats, multi-page files, and bad files named with their reason."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from digitise.errors import InputError, PageError
+from digitise.vision.images import PageImage, iter_pages, load_pages, pdf_render_scale
+
+
+def _page(value: int = 200, size: tuple[int, int] = (600, 450)) -> np.ndarray:
+    image = np.full((size[1], size[0]), value, np.uint8)
+    cv2.rectangle(image, (50, 50), (300, 200), 0, 3)
+    return image
+
+
+def test_png_grey_and_colour(tmp_path: Path) -> None:
+    grey = _page()
+    cv2.imwrite(str(tmp_path / "grey.png"), grey)
+    colour = cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+    colour[60:70, 60:70] = (255, 0, 0)
+    cv2.imwrite(str(tmp_path / "colour.png"), colour)
+    (page,) = load_pages(tmp_path / "grey.png")
+    assert isinstance(page, PageImage)
+    assert page.image.ndim == 2 and page.number == 1
+    assert np.array_equal(page.image, grey)
+    (cpage,) = load_pages(tmp_path / "colour.png")
+    assert isinstance(cpage, PageImage)
+    assert cpage.image.shape == (450, 600, 3)
+    # The darkest channel keeps the blue patch dark (its red channel is 0).
+    assert cpage.darkest[65, 65] == 0 and cpage.grey[65, 65] > 0
+
+
+def test_colour_png_without_colour_becomes_grey(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "g3.png"), cv2.cvtColor(_page(), cv2.COLOR_GRAY2BGR))
+    (page,) = load_pages(tmp_path / "g3.png")
+    assert isinstance(page, PageImage) and page.image.ndim == 2
+
+
+def test_jpeg_and_16_bit_png(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "p.jpg"), _page())
+    (page,) = load_pages(tmp_path / "p.jpg")
+    assert isinstance(page, PageImage) and page.image.dtype == np.uint8
+    deep = _page().astype(np.uint16) * 257
+    cv2.imwrite(str(tmp_path / "deep.png"), deep)
+    (page16,) = load_pages(tmp_path / "deep.png")
+    assert isinstance(page16, PageImage) and page16.image.dtype == np.uint8
+    assert abs(int(page16.image[10, 10]) - 200) <= 1
+
+
+def test_multi_page_tiff(tmp_path: Path) -> None:
+    frames = [Image.fromarray(_page(value)) for value in (180, 200, 220)]
+    target = tmp_path / "pages.tif"
+    frames[0].save(target, save_all=True, append_images=frames[1:], dpi=(200, 200))
+    pages = load_pages(target)
+    assert [p.number for p in pages if isinstance(p, PageImage)] == [1, 2, 3]
+    assert [int(p.image[10, 10]) for p in pages if isinstance(p, PageImage)] == [180, 200, 220]
+    assert all(isinstance(p, PageImage) and p.dpi == pytest.approx(200) for p in pages)
+
+
+def test_multi_page_pdf_rendered_near_300_dpi(tmp_path: Path) -> None:
+    frames = [Image.fromarray(_page(value, (842, 595))).convert("RGB") for value in (150, 230)]
+    target = tmp_path / "pages.pdf"
+    # 842 x 595 px at 72 dpi: an A4 landscape page.
+    frames[0].save(target, save_all=True, append_images=frames[1:], resolution=72.0)
+    pages = load_pages(target)
+    assert len(pages) == 2
+    first = pages[0]
+    assert isinstance(first, PageImage)
+    assert first.dpi == pytest.approx(300, rel=0.01)
+    assert first.image.shape[1] == pytest.approx(842 / 72 * 300, abs=3)
+    assert pdf_render_scale(842, 595) * 72 == pytest.approx(300)
+    # A huge page is rendered at less than 300 dpi to bound the image size.
+    assert pdf_render_scale(842 * 4, 595 * 4) * 72 < 300
+
+
+def test_not_an_image(tmp_path: Path) -> None:
+    target = tmp_path / "notes.png"
+    target.write_text("these are not pixels\n")
+    with pytest.raises(InputError, match="not an image") as info:
+        load_pages(target)
+    assert info.value.path == str(target)
+
+
+def test_truncated_png(tmp_path: Path) -> None:
+    ok, data = cv2.imencode(".png", _page())
+    assert ok
+    target = tmp_path / "cut.png"
+    target.write_bytes(data.tobytes()[: len(data) // 2])
+    with pytest.raises(InputError, match="truncated") as info:
+        load_pages(target)
+    assert str(target) in info.value.message
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        load_pages(tmp_path / "absent.png")
+    (tmp_path / "empty.png").write_bytes(b"")
+    with pytest.raises(InputError, match="empty file"):
+        load_pages(tmp_path / "empty.png")
+
+
+def test_empty_pdf(tmp_path: Path) -> None:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument.new()
+    buffer = io.BytesIO()
+    document.save(buffer)
+    target = tmp_path / "empty.pdf"
+    target.write_bytes(buffer.getvalue())
+    with pytest.raises(InputError, match="PDF") as info:
+        load_pages(target)
+    assert "empty" in info.value.reason or "no page" in info.value.reason
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    from reportlab.lib import pdfencrypt
+    from reportlab.pdfgen import canvas
+
+    target = tmp_path / "locked.pdf"
+    pdf = canvas.Canvas(str(target), encrypt=pdfencrypt.StandardEncryption("secret", "owner"))
+    pdf.drawString(100, 100, "a recording note")
+    pdf.showPage()
+    pdf.save()
+    with pytest.raises(InputError, match="encrypted") as info:
+        load_pages(target)
+    assert info.value.path == str(target)
+
+
+def test_damaged_pdf(tmp_path: Path) -> None:
+    target = tmp_path / "broken.pdf"
+    target.write_bytes(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
+    with pytest.raises(InputError, match="PDF"):
+        load_pages(target)
+
+
+def test_too_small_page_is_a_page_error(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "tiny.png"), np.full((120, 160), 255, np.uint8))
+    (item,) = list(iter_pages(tmp_path / "tiny.png"))
+    assert isinstance(item, PageError)
+    assert "too small" in item.reason and item.where == "page 1"
