@@ -108,7 +108,12 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         readings_path = report.with_name(report.name.removesuffix(".json") + ".readings.json")
         write_atomic(readings_path, readings_to_json(readings), overwrite=True)
         report_doc["readings"] = readings_path.name
-    write_atomic(output, format_mat(result.match), overwrite=options.overwrite)
+    try:
+        text = format_mat(result.match)
+    except DigitiseError as exc:
+        # The solver gave a match the writer refuses: say which output it was, and why.
+        raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc
+    write_atomic(output, text, overwrite=options.overwrite)
     if report is not None:
         write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
     turns = [t for g in result.report.get("games", []) for t in g.get("turns", [])]

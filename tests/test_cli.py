@@ -1,0 +1,218 @@
+"""Every command with bad input: one line ``digitise: error: FILE: reason``, the documented exit code, no traceback.
+
+The exit codes are the README's table (:class:`digitise.errors.ExitCode`):
+0 ok, 1 flagged, 2 usage, 3 bad input, 4 output exists or unwritable,
+5 missing program, 10 internal error. A traceback appears only with ``-v``.
+These inputs all fail before the glyph model is needed, so the file runs
+without it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from digitise.cli import cli
+from digitise.errors import ExitCode
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_MAT = ROOT / "samples" / "chen-dana.mat"
+
+
+def run(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def assert_one_error(result: Result, code: ExitCode, *needles: str) -> str:
+    """Exactly one stderr line, ``digitise: error: ...`` holding every needle; the exit code; no traceback."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("digitise: error: "), line
+    for needle in needles:
+        assert needle in line, (needle, line)
+    assert "Traceback" not in result.output
+    assert result.exit_code == int(code), (result.exit_code, result.output)
+    return line
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> dict[str, Path]:
+    """Files that are not what they claim to be, each a classic of a real scan folder."""
+    files: dict[str, Path] = {}
+    files["text.png"] = tmp_path / "text.png"
+    files["text.png"].write_text("this is not an image\n")
+    ok, png = cv2.imencode(".png", (np.random.default_rng(0).random((300, 300)) * 255).astype(np.uint8))
+    assert ok
+    files["truncated.png"] = tmp_path / "truncated.png"
+    files["truncated.png"].write_bytes(png.tobytes()[: len(png) // 2])
+    jpg = (ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg").read_bytes()
+    files["truncated.jpg"] = tmp_path / "truncated.jpg"
+    files["truncated.jpg"].write_bytes(jpg[:3000])
+    files["empty.pdf"] = tmp_path / "empty.pdf"
+    files["empty.pdf"].write_bytes(b"%PDF-1.4\n%%EOF\n")
+    files["notes.txt"] = tmp_path / "notes.txt"
+    files["notes.txt"].write_text("page 1 is in the other folder\n")
+    files["blank.png"] = tmp_path / "blank.png"
+    cv2.imwrite(str(files["blank.png"]), np.full((1240, 1754), 255, np.uint8))
+    files["bad.mat"] = tmp_path / "bad.mat"
+    files["bad.mat"].write_text(" 3 point match\n\n Game 1\n Chen : 0    Dana : 0\n  1) 31: 8/5 6/5   99: 1/2\n")
+    files["bad.json"] = tmp_path / "bad.json"
+    files["bad.json"].write_text(json.dumps({"pages": [{"page": 1, "boards": "oops"}]}))
+    files["broken.json"] = tmp_path / "broken.json"
+    files["broken.json"].write_text('{"pages": [\n')
+    return files
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("text.png", "not an image"),
+        ("truncated.png", "truncated"),
+        ("truncated.jpg", "truncated"),
+        ("empty.pdf", "PDF"),
+        ("notes.txt", "not an image"),
+        ("blank.png", "blank page"),
+    ],
+)
+@pytest.mark.parametrize("command", ["scan", "read"])
+def test_bad_page_is_one_line_and_exit_3(bad: dict[str, Path], tmp_path: Path, command: str, name: str,
+                                         reason: str) -> None:
+    suffix = ".mat" if command == "scan" else ".json"
+    result = run(command, bad[name], "-o", tmp_path / f"out{suffix}")
+    assert_one_error(result, ExitCode.BAD_INPUT, name, reason)
+    assert not (tmp_path / f"out{suffix}").exists()
+
+
+def test_synth_malformed_mat_names_the_line(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("synth", bad["bad.mat"], "-o", tmp_path / "pages")
+    assert_one_error(result, ExitCode.BAD_INPUT, "bad.mat", "line 5", "dice")
+    assert not (tmp_path / "pages").exists()
+
+
+def test_synth_text_file_is_not_a_match(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("synth", bad["notes.txt"], "-o", tmp_path / "pages")
+    assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "no match found")
+
+
+def test_solve_malformed_readings_names_the_json_path(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("solve", bad["bad.json"], "-o", tmp_path / "out.mat")
+    assert_one_error(result, ExitCode.BAD_INPUT, "bad.json", "$.pages[0].boards", "list")
+    assert not (tmp_path / "out.mat").exists()
+
+
+def test_solve_broken_json_names_line_and_column(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("solve", bad["broken.json"], "-o", tmp_path / "out.mat")
+    assert_one_error(result, ExitCode.BAD_INPUT, "broken.json", "line 2 column 1", "not JSON")
+
+
+def test_batch_input_must_be_a_folder(bad: dict[str, Path], tmp_path: Path) -> None:
+    assert_one_error(run("batch", bad["notes.txt"], "-o", tmp_path / "out"), ExitCode.BAD_INPUT,
+                     "notes.txt", "not a folder")
+    assert_one_error(run("batch", tmp_path / "missing", "-o", tmp_path / "out"), ExitCode.BAD_INPUT,
+                     "missing", "not a folder")
+
+
+def test_review_bad_report(bad: dict[str, Path]) -> None:
+    result = run("review", bad["notes.txt"], "--no-browser", "--port", "0")
+    assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "not a JSON report")
+
+
+def test_train_bad_glyph_source(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("train", "-o", tmp_path / "model", "--glyphs", bad["notes.txt"], "--cells", "100", "--epochs", "1")
+    # Without PyTorch (the `train` extra) that is a missing program; with it, the glyph file is bad input.
+    if result.exit_code == int(ExitCode.MISSING_DEPENDENCY):
+        assert_one_error(result, ExitCode.MISSING_DEPENDENCY, "torch")
+    else:
+        assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "not an image")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["template", "--paper", "a5", "-o", "{tmp}/blank.pdf"],
+        ["synth", str(SAMPLE_MAT), "--paper", "a5", "-o", "{tmp}/pages"],
+        ["scan", "{blank}", "--template", "a5", "-o", "{tmp}/out.mat"],
+    ],
+    ids=["template", "synth", "scan"],
+)
+def test_unknown_paper(bad: dict[str, Path], tmp_path: Path, args: Sequence[str]) -> None:
+    filled = [a.format(tmp=tmp_path, blank=bad["blank.png"]) for a in args]
+    line = assert_one_error(run(*filled), ExitCode.BAD_INPUT, "unknown paper 'a5'")
+    assert "a4" in line and "letter" in line  # it lists the papers it knows
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", "{blank}", "-o", "{out}.mat"],
+        ["scan", "{blank}", "-o", "{tmp}/fresh.mat", "--report", "{out}.json"],
+        ["read", "{blank}", "-o", "{out}.json"],
+        ["solve", "{bad_json}", "-o", "{out}.mat"],
+        ["template", "-o", "{out}.pdf"],
+        ["synth", str(SAMPLE_MAT), "-o", "{out}"],
+    ],
+    ids=["scan", "scan-report", "read", "solve", "template", "synth"],
+)
+def test_existing_output_without_force_is_exit_4(bad: dict[str, Path], tmp_path: Path, args: Sequence[str]) -> None:
+    out = tmp_path / "existing"
+    for target in (out.with_suffix(".mat"), out.with_suffix(".json"), out.with_suffix(".pdf")):
+        target.write_text("keep me\n")
+    out.mkdir()
+    (out / "keep.txt").write_text("keep me\n")
+    filled = [a.format(tmp=tmp_path, out=out, blank=bad["blank.png"], bad_json=bad["bad.json"]) for a in args]
+    assert_one_error(run(*filled), ExitCode.OUTPUT, "existing", "exists already", "--force")
+    # Nothing was touched.
+    for target in (out.with_suffix(".mat"), out.with_suffix(".json"), out.with_suffix(".pdf"), out / "keep.txt"):
+        assert target.read_text() == "keep me\n"
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_usage_error_is_exit_2(tmp_path: Path) -> None:
+    result = run("scan", tmp_path / "page.png")  # no -o
+    assert result.exit_code == int(ExitCode.USAGE)
+    assert "Missing option '-o'" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_traceback_only_with_verbose(bad: dict[str, Path], tmp_path: Path) -> None:
+    quiet = run("scan", bad["notes.txt"], "-o", tmp_path / "out.mat")
+    loud = run("-v", "scan", bad["notes.txt"], "-o", tmp_path / "out.mat")
+    assert "Traceback" not in quiet.stderr
+    assert "Traceback (most recent call last)" in loud.stderr
+    assert loud.exit_code == quiet.exit_code == int(ExitCode.BAD_INPUT)
+    # The one-line message still ends the verbose output.
+    assert loud.stderr.splitlines()[-1] == quiet.stderr.strip()
+
+
+def test_a_bug_is_exit_10_with_a_hint(monkeypatch: pytest.MonkeyPatch, bad: dict[str, Path], tmp_path: Path) -> None:
+    import digitise.pipeline
+
+    def broken_scan(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(digitise.pipeline, "scan", broken_scan)
+    quiet = run("scan", bad["blank.png"], "-o", tmp_path / "out.mat")
+    assert quiet.exit_code == int(ExitCode.INTERNAL)
+    assert quiet.stderr.splitlines() == ["digitise: internal error: ZeroDivisionError: a bug (rerun with -v)"]
+    loud = run("-v", "scan", bad["blank.png"], "-o", tmp_path / "out.mat")
+    assert loud.exit_code == int(ExitCode.INTERNAL)
+    assert "Traceback (most recent call last)" in loud.stderr
+
+
+def test_missing_program_is_exit_5(monkeypatch: pytest.MonkeyPatch, bad: dict[str, Path], tmp_path: Path) -> None:
+    import digitise.pipeline
+    from digitise.errors import MissingDependencyError
+
+    def no_tesseract(*args: object, **kwargs: object) -> None:
+        raise MissingDependencyError("tesseract is not installed (apt-get install tesseract-ocr)", "tesseract")
+
+    monkeypatch.setattr(digitise.pipeline, "scan", no_tesseract)
+    result = run("scan", bad["blank.png"], "-o", tmp_path / "out.mat")
+    assert_one_error(result, ExitCode.MISSING_DEPENDENCY, "tesseract", "not installed")

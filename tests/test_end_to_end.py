@@ -1,0 +1,233 @@
+"""The whole job on the bundled samples: real JPEG/PDF pages through the real reader, solver and writer.
+
+Each written ``.mat`` is compared turn by turn with the match the pages were
+drawn from (:func:`digitise.solve.compare.compare`): a turn may be flagged
+for review, but never silently wrong. GNU Backgammon must import what we
+write without a word. ``digitise batch`` must survive a folder of the usual
+rubbish, and a page from another match in the middle must be flagged.
+
+The scans are shared by module-scoped fixtures so the file stays well under a
+minute on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from digitise.cli import cli
+from digitise.errors import ExitCode
+from digitise.game.record import MatchRecord
+from digitise.notation.mat import read_mat_strict
+from digitise.solve.compare import Comparison, compare
+from digitise.vision.classifier import DEFAULT_MODEL
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def _pages(match: str, level: str) -> list[Path]:
+    folder = SAMPLES / match / level
+    pdf = folder / "pages.pdf"
+    return [pdf] if pdf.exists() else sorted(folder.glob("page-*.jpg"))
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """One ``digitise scan`` run: its exit code, output lines and files."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    mat: Path
+    report: Path
+
+    def report_doc(self) -> dict[str, Any]:
+        return json.loads(self.report.read_text(encoding="utf-8"))
+
+    def compared_with(self, truth: Path) -> Comparison:
+        return compared(truth, self.mat, self.report_doc())
+
+
+def aligned_report(solved: MatchRecord, report: dict[str, Any]) -> dict[str, Any]:
+    """The report's turns lined up with the actions of the ``.mat`` as read back.
+
+    The ``.mat`` holds entries the report does not (a closed-out player's
+    dances, which no board records); :func:`compare` indexes the report's
+    turns by action, so those get an unflagged placeholder.
+    """
+    games = []
+    for g, game in enumerate(solved.games):
+        turns = list(report["games"][g]["turns"]) if g < len(report["games"]) else []
+        out: list[dict[str, Any]] = []
+        for action in game.actions:
+            dice = [action.roll.high, action.roll.low] if action.roll is not None else None
+            if turns and (turns[0]["player"], turns[0]["action"], turns[0]["dice"]) == (
+                    action.player.value, action.kind.value, dice):
+                out.append(turns.pop(0))
+            else:
+                out.append({"flagged": False, "inserted": True})
+        games.append({**report["games"][g], "turns": out} if g < len(report["games"]) else {"turns": out})
+    return {**report, "games": games}
+
+
+def compared(truth: Path, mat: Path, report: dict[str, Any]) -> Comparison:
+    """:func:`compare` of the written ``.mat`` with the truth, flags taken from the report."""
+    solved = read_mat_strict(mat)
+    return compare(read_mat_strict(truth), solved, aligned_report(solved, report))
+
+
+def scan_cli(pages: list[Path], out_dir: Path, name: str = "match") -> Scanned:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mat, report = out_dir / f"{name}.mat", out_dir / f"{name}.report.json"
+    result = CliRunner().invoke(cli, ["scan", *map(str, pages), "-o", str(mat), "--report", str(report)])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Scanned(result.exit_code, result.stdout, result.stderr, mat, report)
+
+
+@pytest.fixture(scope="module")
+def model() -> Path:
+    if not DEFAULT_MODEL.is_file():
+        pytest.skip(f"the glyph model is not built yet ({DEFAULT_MODEL}; `digitise train`)")
+    return DEFAULT_MODEL
+
+
+@pytest.fixture(scope="module")
+def scans(model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scanned]:
+    """The three sample renderings the tests look at, each scanned once."""
+    out = tmp_path_factory.mktemp("scans")
+    return {
+        "alice-bruno/light": scan_cli(_pages("alice-bruno", "light"), out / "ab-light"),
+        "chen-dana/light": scan_cli(_pages("chen-dana", "light"), out / "cd-light"),
+        # One multi-page PDF, as a scanner delivers it.
+        "chen-dana/medium": scan_cli(_pages("chen-dana", "medium"), out / "cd-medium"),
+    }
+
+
+@pytest.mark.parametrize("which", ["alice-bruno/light", "chen-dana/light", "chen-dana/medium"])
+def test_scan_sample_every_turn_right_or_flagged(scans: dict[str, Scanned], which: str) -> None:
+    scanned = scans[which]
+    assert scanned.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), scanned.stderr
+    assert scanned.stderr == ""  # no page skipped, no warning
+    match = which.split("/")[0]
+    got = scanned.compared_with(SAMPLES / f"{match}.mat")
+    assert got.silent == 0, got.differences  # wrong and not flagged: the one thing never allowed
+    # No turn of the truth silently lost: each one missing is replaced by a (flagged) wrong one.
+    assert got.turns - got.right <= got.wrong, got.differences
+    assert got.results_wrong == 0 or got.flagged > 0, got.differences
+    # The exit code says whether a person has to look.
+    assert scanned.exit_code == int(ExitCode.FLAGGED if got.flagged else ExitCode.OK)
+    summary = scanned.stdout.splitlines()[0]
+    doc = scanned.report_doc()
+    assert f"{doc['summary']['turns']} turns, {doc['summary']['flagged']} flagged for review" in summary
+    if got.flagged:
+        assert f"digitise review {scanned.report}" in scanned.stdout
+
+
+@pytest.mark.xfail(reason="known shortfall (2026-11-22): the shipped glyph model misreads about 1 board in 5 on the "
+                          "light samples and the solver carries a misread to the end of its game: 41 of 59 turns "
+                          "right on alice-bruno/light; see benchmarks/README.md, End to end", strict=False)
+def test_scan_sample_light_reads_nearly_everything(scans: dict[str, Scanned]) -> None:
+    """Light damage, held-out glyphs: the reader and solver get (almost) every turn without help."""
+    for which in ("alice-bruno/light", "chen-dana/light"):
+        got = scans[which].compared_with(SAMPLES / f"{which.split('/')[0]}.mat")
+        assert got.right >= 0.95 * got.turns, (which, got)
+
+
+def test_gnubg_imports_the_written_matches(scans: dict[str, Scanned], gnubg: str) -> None:
+    from tests.gnubg_driver import import_mats
+
+    written = [s.mat for s in scans.values()]
+    for result in import_mats(written, gnubg=gnubg, export=False):
+        assert result.ok, (result.path, result.warnings, result.error)
+
+
+def test_scan_is_deterministic(scans: dict[str, Scanned], tmp_path: Path) -> None:
+    first = scans["chen-dana/light"]
+    again = scan_cli(_pages("chen-dana", "light"), tmp_path)
+    assert again.exit_code == first.exit_code
+    assert again.mat.read_bytes() == first.mat.read_bytes()
+    assert again.report.read_bytes() == first.report.read_bytes()
+    readings = "match.report.readings.json"
+    assert (again.mat.parent / readings).read_bytes() == (first.mat.parent / readings).read_bytes()
+
+
+def test_page_from_another_match_is_flagged_not_fatal(model: Path, tmp_path: Path) -> None:
+    ours = _pages("chen-dana", "light")
+    stranger = _pages("alice-bruno", "light")[3]
+    pages = [*ours[:2], stranger, *ours[2:]]
+    scanned = scan_cli(pages, tmp_path)
+    assert scanned.exit_code == int(ExitCode.FLAGGED), scanned.stderr
+    assert scanned.mat.is_file() and scanned.report.is_file()
+    read_mat_strict(scanned.mat)  # a valid match all the same
+    doc = scanned.report_doc()
+    assert doc["summary"]["flagged"] > 0
+    # Every turn of the real match is still right or flagged; the stranger's boards never pass silently.
+    got = scanned.compared_with(SAMPLES / "chen-dana.mat")
+    assert got.silent == 0, got.differences
+
+
+# --------------------------------------------------------------------------- batch
+
+
+def _batch(input_dir: Path, output_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "digitise.cli", "batch", str(input_dir), "-o", str(output_dir),
+                           "--jobs", "2", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _jobs(output_dir: Path) -> dict[str, dict[str, Any]]:
+    doc = json.loads((output_dir / "summary.json").read_text(encoding="utf-8"))
+    return {job["name"]: job for job in doc["jobs"]}
+
+
+def test_batch_converts_the_good_and_lists_the_bad(model: Path, tmp_path: Path) -> None:
+    scans_dir, out = tmp_path / "scans", tmp_path / "out"
+    (scans_dir / "chen-dana").mkdir(parents=True)
+    for page in _pages("chen-dana", "light"):
+        shutil.copyfile(page, scans_dir / "chen-dana" / page.name)
+    (scans_dir / "paperwork").mkdir()
+    (scans_dir / "paperwork" / "invoice.txt").write_text("not a page\n")
+    (scans_dir / "paperwork" / "notes.docx").write_bytes(b"PK\x03\x04")
+    (scans_dir / "empty").mkdir()
+    jpeg = _pages("alice-bruno", "light")[0].read_bytes()
+    (scans_dir / "cut-short.jpg").write_bytes(jpeg[: len(jpeg) // 3])
+    (scans_dir / "readme.txt").write_text("scans of the club night\n")
+
+    first = _batch(scans_dir, out)
+    assert first.returncode == int(ExitCode.BAD_INPUT), first.stderr
+    assert "Traceback" not in first.stderr
+    jobs = _jobs(out)
+    assert set(jobs) == {"chen-dana", "paperwork", "empty", "cut-short", "readme.txt"}
+    assert jobs["chen-dana"]["status"] in ("done", "flagged")
+    assert jobs["chen-dana"]["pages"] == 5
+    for name, reason in [("paperwork", "no image or PDF inside"), ("empty", "no image or PDF inside"),
+                         ("cut-short", "cannot decode"), ("readme.txt", "not an image or PDF")]:
+        assert jobs[name]["status"] == "failed", name
+        assert reason in jobs[name]["reason"], (name, jobs[name]["reason"])
+        assert f"digitise: failed: {jobs[name]['reason']}" in first.stderr
+    mat = out / "chen-dana.mat"
+    written = mat.read_bytes()
+    got = compared(SAMPLES / "chen-dana.mat", mat, json.loads((out / "chen-dana.report.json").read_text(encoding="utf-8")))
+    assert got.silent == 0, got.differences
+    # Only the match's own outputs and the summary: nothing half-written is left behind.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "chen-dana.mat", "chen-dana.report.json", "chen-dana.report.readings.json", "summary.json"]
+
+    again = _batch(scans_dir, out)
+    assert again.returncode == int(ExitCode.BAD_INPUT)
+    assert _jobs(out)["chen-dana"]["status"] == "skipped"
+    assert mat.read_bytes() == written
+
+    forced = _batch(scans_dir, out, "--force")
+    assert forced.returncode == int(ExitCode.BAD_INPUT)
+    assert _jobs(out)["chen-dana"]["status"] == jobs["chen-dana"]["status"]
+    assert mat.read_bytes() == written  # redone, and deterministic
