@@ -109,7 +109,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         write_atomic(readings_path, readings_to_json(readings), overwrite=True)
         report_doc["readings"] = readings_path.name
     try:
-        text = format_mat(result.match)
+        text = format_mat(result.match, fill_gaps=True)
     except DigitiseError as exc:
         # The solver gave a match the writer refuses: say which output it was, and why.
         raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc

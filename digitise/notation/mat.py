@@ -40,7 +40,7 @@ from digitise.fileio import write_atomic
 from digitise.game.match import Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
-from digitise.game.rules import Play, Roll, game_value, is_closed_out, legal_plays
+from digitise.game.rules import ALL_ROLLS, Play, Roll, game_value, is_closed_out, legal_plays
 
 __all__ = [
     "CLOSED_OUT_ROLL",
@@ -702,7 +702,7 @@ class _Layout:
 CLOSED_OUT_ROLL = Roll(2, 1)
 
 
-def with_closed_out_dances(match: MatchRecord) -> MatchRecord:
+def with_closed_out_dances(match: MatchRecord, *, fill_gaps: bool = False) -> MatchRecord:
     """The match with every unrecorded turn of a closed-out player filled in as a dance.
 
     A recording note has no board for a player on the bar against a closed
@@ -711,13 +711,25 @@ def with_closed_out_dances(match: MatchRecord) -> MatchRecord:
     alternates the players, so such a gap must be written as a dance: with
     :data:`CLOSED_OUT_ROLL`, since any roll dances there and the real one is
     unknown. Any other break in the alternation raises
-    :class:`~digitise.errors.MatFormatError` (gnubg would silently misread it).
+    :class:`~digitise.errors.MatFormatError` (gnubg would silently misread it),
+    unless ``fill_gaps``: then it too becomes a dance, of a roll that really
+    cannot be played there when there is one. That is for matches read from
+    paper whose missing boards are flagged for review: writing an approximate
+    line beats losing the whole match.
     """
-    games = tuple(_with_closed_out_dances(game) for game in match.games)
+    games = tuple(_with_closed_out_dances(game, fill_gaps) for game in match.games)
     return match if games == match.games else replace(match, games=games)
 
 
-def _with_closed_out_dances(game: GameRecord) -> GameRecord:
+def _dancing_roll(position: Position) -> Roll:
+    """A roll with no legal play in ``position`` (player on roll), else :data:`CLOSED_OUT_ROLL`."""
+    for roll in ALL_ROLLS:
+        if not legal_plays(position, roll):
+            return roll
+    return CLOSED_OUT_ROLL
+
+
+def _with_closed_out_dances(game: GameRecord, fill_gaps: bool = False) -> GameRecord:
     boards = {Side.BOTTOM: Position.initial().mine, Side.TOP: Position.initial().mine}
     actions: list[Action] = []
     last: Action | None = None
@@ -727,12 +739,15 @@ def _with_closed_out_dances(game: GameRecord) -> GameRecord:
             continue
         if last is not None and last.player is action.player:
             missing = action.player.opponent
-            if last.kind is not ActionKind.MOVE or not is_closed_out(
-                    Position(boards[missing], boards[action.player])):
-                raise MatFormatError(f"game {game.number}: the {_column(action.player)} player acts twice "
-                                     f"in a row ({last.kind.value}, then {action.kind.value}) and the "
-                                     f"{_column(missing)} player is not closed out")
-            actions.append(Action(missing, ActionKind.MOVE, roll=CLOSED_OUT_ROLL))
+            waiting = Position(boards[missing], boards[action.player])
+            if last.kind is not ActionKind.MOVE or not is_closed_out(waiting):
+                if not fill_gaps:
+                    raise MatFormatError(f"game {game.number}: the {_column(action.player)} player acts twice "
+                                         f"in a row ({last.kind.value}, then {action.kind.value}) and the "
+                                         f"{_column(missing)} player is not closed out")
+                actions.append(Action(missing, ActionKind.MOVE, roll=_dancing_roll(waiting)))
+            else:
+                actions.append(Action(missing, ActionKind.MOVE, roll=CLOSED_OUT_ROLL))
         actions.append(action)
         if action.play is not None:
             boards[action.player] = action.play.result.mine
@@ -767,14 +782,16 @@ def _game_lines(game: GameRecord, players: tuple[str, str]) -> list[str]:
             *([""] if game.winner is not None else [])]
 
 
-def format_mat(match: MatchRecord) -> str:
+def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:
     """The match as ``.mat`` text in GNU Backgammon's own layout (LF, deterministic).
 
     Metadata lines come first (``; [Event "..."]``), then `` N point match``
     and the games. Unrecorded turns of a closed-out player are written as dances
     (:func:`with_closed_out_dances`). Raises :class:`~digitise.errors.MatFormatError`
     for a match gnubg could not read back as meant (an empty player name crashes
-    it; a player acting twice in a row is silently given to the other player).
+    it; a player acting twice in a row is silently given to the other player),
+    except that ``fill_gaps`` writes such a gap as a dance (see
+    :func:`with_closed_out_dances`).
     """
     for name in match.players:
         if not name.strip() or ":" in name or "\n" in name:
@@ -783,7 +800,7 @@ def format_mat(match: MatchRecord) -> str:
     if lines:
         lines.append("")
     lines += [f" {match.length} point match", ""]
-    for game in with_closed_out_dances(match).games:
+    for game in with_closed_out_dances(match, fill_gaps=fill_gaps).games:
         lines += _game_lines(game, match.players)
     return "\n".join(lines) + "\n"
 

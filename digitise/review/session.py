@@ -409,7 +409,7 @@ class ReviewSession:
         with self._lock:
             if self.match is None:
                 raise CorrectionRefused("nothing to export: the match is only re-solved with its readings (--readings)")
-            return str(format_mat(self.match))
+            return str(format_mat(self.match, fill_gaps=True))
 
     def export_name(self) -> str:
         """The file name offered for the exported ``.mat``."""

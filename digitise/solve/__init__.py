@@ -522,7 +522,7 @@ def solve_file(readings_path: str | Path, output: str | Path, report_path: str |
     readings = load_readings(readings_path)
     corrections = load_corrections(corrections_path) if corrections_path is not None else None
     result = solve(readings, players=players, length=length, corrections=corrections)
-    write_atomic(output, format_mat(result.match), overwrite=overwrite)
+    write_atomic(output, format_mat(result.match, fill_gaps=True), overwrite=overwrite)
     if report_path is not None:
         write_atomic(report_path, report_to_json(result.report), overwrite=overwrite)
     return result

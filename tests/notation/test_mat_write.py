@@ -278,3 +278,25 @@ def test_metadata_lines_come_first_with_gnubgs_date_form() -> None:
 def test_missing_points_fall_back_to_the_resignation() -> None:
     match = one_game(Action(Side.BOTTOM, ActionKind.RESIGN, points=2), winner=Side.TOP)
     assert format_mat(match).split("\n")[4] == " " * 34 + "Wins 2 points"
+
+
+def test_a_missing_turn_is_written_as_a_dance_only_when_asked() -> None:
+    """A board the solver found missing leaves one player moving twice: strict refuses, fill_gaps writes."""
+    from digitise.errors import MatFormatError
+    from digitise.game import Action, ActionKind, GameRecord, MatchRecord, Position, Roll, Score, Side
+    from digitise.game.rules import play_from_moves
+
+    first = play_from_moves(Position.initial(), Roll(3, 1), [(8, 5), (6, 5)])
+    after = first.result.swap().swap()  # still the bottom player's view
+    second = play_from_moves(after, Roll(6, 5), [(24, 13)])
+    assert first is not None and second is not None
+    game = GameRecord(1, Score(), (Action(Side.BOTTOM, ActionKind.MOVE, Roll(3, 1), first),
+                                   Action(Side.BOTTOM, ActionKind.MOVE, Roll(6, 5), second)))
+    match = MatchRecord(3, ("Alice", "Bruno"), (game,))
+    with pytest.raises(MatFormatError, match="acts twice in a row"):
+        format_mat(match)
+    text = format_mat(match, fill_gaps=True)
+    lines = [line for line in text.splitlines() if line.strip().startswith(("1)", "2)"))]
+    # The top player's missing turn is a dance line in the right column, then the bottom player goes on.
+    assert lines[0].startswith("  1) 31: 8/5 6/5") and lines[0][33:].strip().endswith(":")
+    assert lines[1].startswith("  2) 65: 24/18 18/13")
