@@ -175,7 +175,8 @@ def main() -> None:
             pages = _pages(level, args.matches, folder, bank, None)
             stats = _evaluate(level, pages, reader)
             figures["levels"][level] = stats
-            pct = lambda a, b: 100.0 * stats.get(a, 0) / max(stats.get(b, 0), 1)  # noqa: E731
+            def pct(a: str, b: str, stats: dict[str, Any] = stats) -> float:
+                return 100.0 * stats.get(a, 0) / max(stats.get(b, 0), 1)
             line = (f"{level:10} pages {stats.get('pages', 0):3}  fitted {pct('fitted', 'pages'):6.2f}%  "
                     f"written cells found {pct('written_found', 'written'):6.2f}%")
             if reader is not None:

@@ -6,18 +6,21 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from digitise.errors import ExitCode, ReadingsError
-from digitise.game.position import Side
+from digitise.game.match import Cube, MatchState
+from digitise.game.position import Position, Side
 from digitise.game.record import ActionKind, MatchRecord
+from digitise.game.rules import Roll, legal_plays
 from digitise.notation.encode import encode_match
-from digitise.notation.marks import CELL_NAMES, NUMBER_CELLS
+from digitise.notation.marks import CELL_NAMES, NUMBER_CELLS, cell_of_point
 from digitise.notation.mat import read_mat
-from digitise.notation.noise import noisy_readings
+from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import (
     BoardReading,
     CellReading,
@@ -26,8 +29,10 @@ from digitise.notation.readings import (
     paginate,
     readings_to_json,
 )
-from digitise.solve import parse_correction, parse_corrections, solve
+from digitise.solve import SolveResult, parse_correction, parse_corrections, solve
 from digitise.solve.compare import compare
+from digitise.solve.evidence import BoardEvidence
+from digitise.solve.search import Searcher, State, legal_results, nearest_play, physical_play
 from tests.conftest import real_matches
 
 MATCHES = real_matches()
@@ -157,7 +162,7 @@ def _boards(draw: st.DrawFn) -> BoardReading:
         res = draw(st.sampled_from(sorted(NUMBER_CELLS)))
         cells[res] = (CellReading(tuple(draw(st.lists(st.integers(0, 9), min_size=1, max_size=2))), 0.9),)
     flags = [draw(st.floats(0.0, 1.0)) for _ in range(3)]
-    return BoardReading(draw(st.integers(1, 8)), cells, *flags)
+    return BoardReading(draw(st.integers(1, 8)), cells, flags[0], flags[1], flags[2])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -231,3 +236,157 @@ def test_a_missing_board_is_flagged_and_the_rest_follows_it() -> None:
     assert found.silent == 0 and found.results_wrong == 0
     flagged = [t for g in result.report["games"] for t in g["turns"] if t["flagged"]]
     assert flagged and "a board seems to be missing before this one" in flagged[0]["reasons"]
+
+
+# -- the solved match is always legal (GNU Backgammon replays it) ------------------------------
+
+
+def _illegal_actions(match: MatchRecord) -> list[str]:
+    """Every action of ``match`` the rules forbid: plays not among legal_plays, doubles, resignations."""
+    problems: list[str] = []
+    state = MatchState(match.length)
+    for game in match.games:
+        boards = {Side.BOTTOM: Position.initial().mine, Side.TOP: Position.initial().mine}
+        cube, last = Cube(), None
+        for action in game.actions:
+            where = f"game {game.number}: {action}"
+            if action.kind is ActionKind.MOVE:
+                assert action.roll is not None
+                position = Position(boards[action.player], boards[action.player.opponent])
+                legal = legal_plays(position, action.roll)
+                if action.play is None:
+                    if legal:
+                        problems.append(f"{where}: no play although the roll can be played")
+                elif not any(p.result == action.play.result and sorted(p.dice_used) == sorted(action.play.dice_used)
+                             for p in legal):
+                    problems.append(f"{where}: not a legal play")
+                if action.play is not None:
+                    boards[action.player] = action.play.result.mine
+                    boards[action.player.opponent] = action.play.result.theirs
+            elif action.kind is ActionKind.DOUBLE and not state.may_double(action.player, cube):
+                problems.append(f"{where}: double not allowed")
+            elif action.kind is ActionKind.TAKE and last is not None and last.kind is ActionKind.DOUBLE:
+                cube = cube.doubled_by(last.player)
+            elif action.kind is ActionKind.RESIGN:
+                assert action.points is not None
+                worth = {cube.value * k for k in (1, 2, 3)}
+                if action.points not in worth | {min(v, state.needs(action.player.opponent)) for v in worth}:
+                    problems.append(f"{where}: resignation worth {action.points} with the cube at {cube.value}")
+            last = action
+        if game.winner is not None and game.points is not None:
+            state = state.after_game(game.winner, game.points)
+    return problems
+
+
+def _laid(boards: list[BoardReading]) -> Readings:
+    return paginate([BoardReading(k % 8 + 1, b.cells, b.crossed, b.arrow, b.letters) for k, b in enumerate(boards)])
+
+
+def _turns(result: SolveResult) -> list[dict[str, Any]]:
+    return [t for g in result.report["games"] for t in g["turns"]]
+
+
+def test_an_illegal_move_recorded_is_written_as_the_nearest_legal_play() -> None:
+    # 65 with only the 5 played (4/0) although both dice can be: "65: 4/0" must not reach the .mat.
+    mine = [0] * 26
+    mine[4], mine[1], mine[0] = 1, 1, 13
+    theirs = [0] * 26
+    theirs[6] = 15
+    position = Position(tuple(mine), tuple(theirs))
+    roll = Roll(6, 5)
+    marks = {cell_of_point(Side.BOTTOM, 0): (CellReading((5,), 1.0),),
+             "centre": (CellReading((6,), 1.0),)}
+    evidence = BoardEvidence(BoardReading(1, marks, crossed=1.0))
+    state = State(position, Side.BOTTOM, Cube(), None, MatchState(0), 1)
+    searcher = Searcher([evidence], 0)
+    options: list[Any] = []
+    searcher._illegal_moves(state, (), "", Side.BOTTOM, evidence, options)
+    assert options, "the marks are read as the illegal move they show"
+    legal = {p.result for p in legal_plays(position, roll)}
+    for option in options:
+        move = next(e for e in option.events if e.kind == "move")
+        assert move.illegal and move.roll == roll and move.play is not None and move.play.result in legal
+        assert "illegal move recorded" in option.tags
+        assert f"the marks show 65: 4/0; written as the nearest legal play 65: {move.play}" in option.tags
+    assert str(next(e for e in options[0].events if e.kind == "move").play) == "4/0 1/0"
+
+
+def test_nearest_play_keeps_what_was_played() -> None:
+    position = Position.initial()
+    roll = Roll(6, 5)
+    legal = legal_plays(position, roll)
+    shown = physical_play(position, Side.BOTTOM, roll, {cell_of_point(Side.BOTTOM, 18): (6,)})
+    assert shown is not None
+    chosen = nearest_play(shown[1], legal, lambda play: 0.0)
+    assert chosen in legal and str(chosen).startswith("24/18")
+    assert nearest_play(shown[1], (), lambda play: 0.0) is None
+
+
+def _crawford_game(match: MatchRecord) -> int | None:
+    state = MatchState(match.length)
+    for k, game in enumerate(match.games):
+        if state.crawford:
+            return k
+        if game.winner is not None and game.points is not None:
+            state = state.after_game(game.winner, game.points)
+    return None
+
+
+def test_an_arrow_where_no_double_is_allowed_is_flagged_not_written() -> None:
+    found = [(p, k) for p in MATCHES if (k := _crawford_game(read_mat(p).match)) is not None]
+    if not found:
+        pytest.skip("no real match with a Crawford game")
+    path, crawford = found[0]
+    match = read_mat(path).match
+    encoded = encode_match(match)
+    boards = [certain_reading(1, b.marks) for b in encoded]
+    # An arrow alone in the Crawford game, before the third move of that game.
+    at = next(k for k, b in enumerate(encoded) if b.game == crawford + 1) + 2
+    boards.insert(at, BoardReading(1, {}, arrow=1.0))
+    result = solve(_laid(boards), players=match.players, length=match.length)
+    assert _illegal_actions(result.match) == []
+    assert not any(a.kind is ActionKind.DOUBLE for a in result.match.games[crawford].actions)
+    flagged = [r for t in _turns(result) for r in t["reasons"]]
+    flagged += [r for s in result.report["skipped"] for r in s["reasons"]]
+    assert "arrow where no double is allowed" in flagged
+
+
+def test_a_resignation_worth_less_than_the_cube_is_read_as_a_legal_value() -> None:
+    # A dropped redouble (cube 2 to 4: the result square says 2); the square misread as 1.
+    for path in MATCHES:
+        match = read_mat(path).match
+        encoded = encode_match(match)
+        for k, board in enumerate(encoded):
+            game = match.games[board.game - 1]
+            kinds = [game.actions[i].kind for i in board.actions]
+            if kinds[-2:] == [ActionKind.DOUBLE, ActionKind.DROP] and game.actions[board.actions[-2]].cube == 4:
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.skip("no real match with a dropped redouble")
+    boards = [certain_reading(1, b.marks) for b in encoded]
+    cell = next(name for name in boards[k].cells if name in NUMBER_CELLS)
+    assert boards[k].cells[cell][0].digits == (2,)
+    cells = dict(boards[k].cells)
+    cells[cell] = (CellReading((1,), 1.0),)
+    boards[k] = BoardReading(1, cells, boards[k].crossed, boards[k].arrow, boards[k].letters)
+    result = solve(_laid(boards), players=match.players, length=match.length)
+    assert _illegal_actions(result.match) == []
+    solved = result.match.games[board.game - 1]
+    assert solved.points == 2 and solved.actions[-1].kind is ActionKind.DROP
+    reasons = [r for t in result.report["games"][board.game - 1]["turns"] for r in t["reasons"]]
+    assert any(r.startswith("result square reads 1, not a legal value with the cube at 2") for r in reasons)
+    assert legal_results(2, 100) == (2, 4, 6) and legal_results(2, 3) == (2, 3, 4, 6)
+
+
+def test_solved_noisy_matches_are_legal() -> None:
+    if not NOISY:
+        pytest.skip("no real matches")
+    for path in NOISY:
+        match = read_mat(path).match
+        marks = [b.marks for b in encode_match(match)]
+        readings = paginate(noisy_readings(marks, seed=MATCHES.index(path), profile=HEAVY), "noisy")
+        result = solve(readings, players=match.players, length=match.length)
+        assert _illegal_actions(result.match) == [], path.name

@@ -7,7 +7,12 @@ written digits, candidate plays are the legal plays of those rolls, each
 scored by how well its marks agree with the readings), doubles and their
 answers (a take when the doubler rolls next, a drop when a new game starts or
 the doubler's result square says so), resignations (result squares), game
-ends, scores and the Crawford game. Every turn gets a confidence and, when in
+ends, scores and the Crawford game. The match is always legal, so that GNU
+Backgammon replays it: every play is one of ``legal_plays`` (an illegal move
+recorded is written as the nearest legal play), a double only where
+``MatchState.may_double`` allows it (an arrow elsewhere is explained
+otherwise), a resignation worth the cube times 1, 2 or 3 (or that capped at
+what the winner needed); what the marks say otherwise is flagged. Every turn gets a confidence and, when in
 doubt, reasons for a person to review it.
 
 The report
@@ -22,9 +27,11 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
 * ``confidence`` in [0, 1]: the best complete explanation against the best one
   that decided this board otherwise (1 / (1 + e^-margin)); ``flagged`` and
   ``reasons`` ("low confidence", "no legal play explains the marks", "illegal
-  move recorded", "blank board inside a game", "unreadable centre", "double
-  not allowed here ...", "game does not end", "correction does not fit", "the
-  game's end was not recorded ...");
+  move recorded" with "the marks show ...; written as the nearest legal play
+  ...", "blank board inside a game", "unreadable centre", "arrow where no
+  double is allowed", "result square reads N, not a legal value ...", "game
+  does not end", "correction does not fit", "the game's end was not recorded
+  ...");
 * ``follows``: ``{"page", "board"}`` of an earlier flagged board this turn's
   position rests on (it is not flagged itself: correcting that board
   re-decodes it), else null;

@@ -29,12 +29,16 @@ BEAM = 8
 MARGIN = 14.0
 #: Priors, in log units, for things a recorder rarely does.
 BLANK_IN_GAME = -5.0
-ILLEGAL_DOUBLE = -9.0
 ILLEGAL_MOVE = -10.0
+#: A result square whose number is no legal value (cube x 1, 2 or 3) is read as the nearest one,
+#: at this cost (more for values further off).
+ILLEGAL_RESULT = -1.0
 UNFINISHED = -6.0
 #: When no explanation of a board scores above this, a new game is tried, at this cost.
 RESTART_WHEN = -7.0
 RESTART = -10.0
+#: A game conceded before its first roll: rare, and GNU Backgammon cannot hold such a game.
+UNPLAYED_GAME = -3.0
 #: The cost of a board after the match is over.
 AFTER_MATCH = -10.0
 #: The cost of reading a board as the turn after a missing one.
@@ -213,6 +217,8 @@ class Searcher:
         self.length = length
         self.forced = forced or {}
         self._plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
+        #: Whether a double was among the explanations of the board being explained.
+        self.doubled = False
         self._moves: dict[tuple[Position, Roll, Side],
                           tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]] = {}
 
@@ -335,6 +341,7 @@ class Searcher:
                                 ("blank board inside a game",) if in_game else ()))
         if not in_game and state.pending is None:
             options.append(_Option(("letters",), ev.letters_score, (Event("letters"),), state, ()))
+        self.doubled = False
         for pre_events, pre, pre_name in self._answers(state):
             self._explain_turn(pre, pre_events, pre_name, ev, options, floor, thorough)
             if forced is not None and forced.roll is not None:
@@ -346,6 +353,11 @@ class Searcher:
                     for play, cells in self.moves(pre.pos, forced.roll, side):
                         self._add_move(pre, pre_events, pre_name, side, forced.roll, play, cells, ev.score(cells),
                                        False, ev, results, options)
+        if not self.doubled and ev.arrow_yes > ev.arrow_no:
+            # An arrow that cannot be a legal double: every reading of the board leaves it unexplained.
+            for option in options:
+                if not any(e.kind == "double" for e in option.events):
+                    option.tags = option.tags + ("arrow where no double is allowed",)
         if in_game and state.pending is None and thorough and forced is None:
             best = max((o.local for o in options), default=0.0)
             if best < RESTART_WHEN:
@@ -454,11 +466,15 @@ class Searcher:
                       options: list[_Option], floor: float, thorough: bool) -> None:
         sides = (state.on_roll,) if state.on_roll is not None else (Side.BOTTOM, Side.TOP)
         results = [(cell, ev.numbers(cell)[:3]) for cell in ("Wres", "Bres") if cell in ev.listed]
+        # A game's opening roll is never a doublet (each player throws one die).
+        opening = state.on_roll is None
         for side in sides:
             assert side is not None
             best_move = -math.inf
             for variant, rolls in ev.variants:
                 for roll in rolls:
+                    if opening and roll.is_double:
+                        continue
                     play = self.legal_from_marks(state.pos, side, roll, variant)
                     if play is False:
                         continue
@@ -474,6 +490,8 @@ class Searcher:
             unsure = thorough and ev.shaky
             for rolls in (ev.rolls, ev.near_rolls) if wide or unsure else ():
                 for roll in rolls:
+                    if opening and roll.is_double:
+                        continue
                     for play, cells in self.moves(state.pos, roll, side):
                         local = ev.score(cells)
                         if local < floor:
@@ -486,29 +504,39 @@ class Searcher:
                     break
             if best_move < POOR_FIT and ILLEGAL_MOVE > floor:
                 self._illegal_moves(state, pre, pre_name, side, ev, options)
-            if state.on_roll is not None:
+            # Never before the first roll, in the Crawford game, by the player the cube is not free to,
+            # nor with a dead cube: an arrow there is read as something else and flagged (see explain).
+            if state.on_roll is not None and state.match.may_double(side, state.cube):
                 self._double(state, pre, pre_name, side, ev, options)
+                self.doubled = True
         # A board holding only a result: a game conceded with nothing else recorded.
-        for cell, numbers in results:
+        for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
-            for points, _ in numbers:
-                local = ev.score({cell: number_digits(points)})
+            unplayed = state.on_roll is None
+            for points, prior, why in _resign_values(ev, cell, state, winner):
+                local = ev.score({cell: number_digits(points)}) + prior + (UNPLAYED_GAME if unplayed else 0.0)
+                if unplayed:
+                    why = (*why, "a game conceded before its first roll")
                 events = pre + (Event("resign", winner.opponent, before=_view(state, winner.opponent), value=points),
                                 Event("end", winner, value=points))
                 options.append(_Option((pre_name, "resign", winner, points), local, events,
-                                       state.after_game(winner, points), ()))
+                                       state.after_game(winner, points), why))
 
     def _add_move(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, roll: Roll,
                   play: Play | None, cells: dict[str, tuple[int, ...]], local: float, illegal: bool,
                   ev: BoardEvidence, results: Sequence[tuple[str, list[tuple[int, float]]]],
-                  options: list[_Option]) -> float:
-        """Add the move (and a resignation after it, if a result square is read); the best score."""
+                  options: list[_Option], why: tuple[str, ...] = ()) -> float:
+        """Add the move (and a resignation after it, if a result square is read); the best score.
+
+        ``play`` must be legal (``None`` only when the roll cannot be played):
+        an ``illegal`` move recorded is written as the legal play ``why`` names.
+        """
         if roll.is_double:
             local += DOUBLET
         before = state.pos
         after = play.result if play is not None else before
         move = Event("move", side, roll, play, before, illegal=illegal)
-        tags = ("illegal move recorded",) if illegal else ()
+        tags = (("illegal move recorded",) if illegal else ()) + why
         summary: Summary = (pre_name, "move", side, roll, PlayKey(play))
         if after.mine[OFF] == CHECKERS:
             value = game_value(after) or 1
@@ -519,47 +547,47 @@ class Searcher:
         best = local
         options.append(_Option(summary, local, pre + (move,),
                                lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags))
-        for cell, numbers in results:
+        for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
-            for points, _ in numbers:
+            for points, prior, wrong in _resign_values(ev, cell, state, winner):
                 with_result = dict(cells)
                 with_result[cell] = number_digits(points)
                 resign_before = after if winner.opponent is side else after.swap()
                 events = pre + (move, Event("resign", winner.opponent, before=resign_before, value=points),
                                 Event("end", winner, value=points))
-                score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0)
+                score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0) + prior
                 best = max(best, score)
                 options.append(_Option(summary + ("resign", winner, points), score, events,
-                                       _game_over(state, winner, points), tags))
+                                       _game_over(state, winner, points), tags + wrong))
         return best
 
     def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
                 options: list[_Option]) -> None:
+        """The board as a double by ``side`` (who may double: the caller checks), answered or not."""
         value = state.cube.value * 2
-        allowed = state.match.may_double(side, state.cube)
-        prior = 0.0 if allowed else ILLEGAL_DOUBLE
-        tags = () if allowed else ("double not allowed here (Crawford game or cube not owned)",)
         double = Event("double", side, before=state.pos, value=value)
-        local = ev.score({}, arrow=True) + prior
+        local = ev.score({}, arrow=True)
         options.append(_Option((pre_name, "double", side), local, pre + (double,),
-                               replace(state, pending=side), tags))
+                               replace(state, pending=side), ()))
+        taker_view = state.pos.swap()
         # The doubler taken and then resigning: the taker's result square on the arrow board.
         other = result_cell(side.opponent)
         if other in ev.listed:
-            for points, _ in ev.numbers(other)[:3]:
+            legal = legal_results(value, state.match.needs(side.opponent))
+            for points, prior, why in result_values(ev, other, value, legal):
                 score = ev.score({other: number_digits(points)}, arrow=True) + prior
-                taker_view = state.pos.swap()
                 events = pre + (double, Event("take", side.opponent, before=taker_view),
                                 Event("resign", side, before=state.pos, value=points),
                                 Event("end", side.opponent, value=points))
                 options.append(_Option((pre_name, "double", side, "take", "resign", side.opponent, points), score,
-                                       events, state.after_game(side.opponent, points), tags))
+                                       events, state.after_game(side.opponent, points), why))
         cell = result_cell(side)
         if cell not in ev.listed:
             return
-        for points, _ in ev.numbers(cell)[:3]:
+        # The doubler's result square: the cube's value is a drop; more, a take and at once a resignation.
+        legal = (state.cube.value,) + legal_results(value, state.match.needs(side))
+        for points, prior, why in result_values(ev, cell, state.cube.value, legal):
             score = ev.score({cell: number_digits(points)}, arrow=True) + prior
-            taker_view = state.pos.swap()
             if points == state.cube.value:
                 events = pre + (double, Event("drop", side.opponent, before=taker_view), Event("end", side, value=points))
                 summary: Summary = (pre_name, "double", side, "drop")
@@ -568,7 +596,7 @@ class Searcher:
                                 Event("resign", side.opponent, before=taker_view, value=points),
                                 Event("end", side, value=points))
                 summary = (pre_name, "double", side, "take", "resign", side, points)
-            options.append(_Option(summary, score, events, state.after_game(side, points), tags))
+            options.append(_Option(summary, score, events, state.after_game(side, points), why))
 
     def _illegal_moves(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
                        options: list[_Option]) -> None:
@@ -579,17 +607,73 @@ class Searcher:
         if found is None or not found[1].steps:
             return
         roll, play = found
-        if any(p.result == play.result for p in self.plays(state.pos, roll)):
+        if state.on_roll is None and roll.is_double:
+            return  # an opening roll is never a doublet
+        legal = self.plays(state.pos, roll)
+        if any(p.result == play.result for p in legal):
             return  # legal after all: already scored
-        local = ev.score(turn_cells(side, roll, play)) + ILLEGAL_MOVE
-        self._add_move(state, pre, pre_name, side, roll, play, turn_cells(side, roll, play), local, True, ev, [],
-                       options)
+        cells = turn_cells(side, roll, play)
+        local = ev.score(cells) + ILLEGAL_MOVE
+        # The .mat must stay legal (GNU Backgammon replays it): the nearest legal play is written
+        # and followed, and the reason says which.
+        chosen = nearest_play(play, legal, lambda q: ev.score(turn_cells(side, roll, q)))
+        shown = f"the marks show {roll}: {play}"
+        why = (f"{shown}; written as the nearest legal play {roll}: {chosen}" if chosen is not None
+               else f"{shown}; {roll} cannot be played legally: written as no play",)
+        self._add_move(state, pre, pre_name, side, roll, chosen, cells, local, True, ev, [], options, why)
 
     def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
         fitting = [replace(o, local=0.0) for o in options if _fits(o, forced)]
         if fitting:
             return fitting
         return [replace(o, local=o.local - 30.0, tags=o.tags + ("correction does not fit",)) for o in options]
+
+
+def legal_results(cube: int, needs: int) -> tuple[int, ...]:
+    """What a resignation can be worth with the cube at ``cube``: a single game, a gammon or a backgammon.
+
+    Each also capped at what the winner ``needs`` for the match, as some
+    programs record a match-winning resignation.
+    """
+    values = {cube * k for k in (1, 2, 3)} | {min(cube * k, needs) for k in (1, 2, 3)}
+    return tuple(sorted(values))
+
+
+def result_values(ev: BoardEvidence, cell: str, cube: int,
+                  legal: Sequence[int]) -> list[tuple[int, float, tuple[str, ...]]]:
+    """The values ``cell`` may be read as: (points, prior, reasons), every one legal.
+
+    When the reader's best guess is not among ``legal`` (resignations are
+    worth ``cube`` x 1, 2 or 3), a legal value it also listed is read as
+    usual; the others are the nearest legal values (the nearer, the likelier),
+    each flagged with what it replaces.
+    """
+    values = list(dict.fromkeys(legal))
+    read = ev.numbers(cell)
+    written = read[0][0] if read else None
+    if written is None or written in values:
+        return [(points, 0.0, ()) for points in values]
+    listed = {points for points, _ in read}
+    nearest = min(abs(points - written) for points in values)
+    out: list[tuple[int, float, tuple[str, ...]]] = []
+    for points in values:
+        if points in listed:
+            out.append((points, 0.0, ()))
+            continue
+        why = (f"result square reads {written}, not a legal value with the cube at {cube} "
+               f"(cube x 1, 2 or 3): {points} used")
+        # The square is taken as written (the marks fit), then replaced by a legal value: so
+        # reading it so beats leaving it unexplained, and scores stay <= 0.
+        extra = (abs(points - written) - nearest) / max(written, 1)
+        as_written = ev.cell_score(cell, number_digits(written)) - ev.cell_score(cell, number_digits(points))
+        out.append((points, as_written + ILLEGAL_RESULT * (1.0 + 4.0 * extra), (why,)))
+    return out
+
+
+def _resign_values(ev: BoardEvidence, cell: str, state: State,
+                   winner: Side) -> list[tuple[int, float, tuple[str, ...]]]:
+    """:func:`result_values` of a resignation at ``state``'s cube, won by ``winner``."""
+    return result_values(ev, cell, state.cube.value, legal_results(state.cube.value, state.match.needs(winner)))
 
 
 def _game_over(state: State, winner: Side, points: int) -> Callable[[], State]:
@@ -716,6 +800,19 @@ def physical_play(pos: Position, side: Side, roll: Roll | None,
         return roll, Play(tuple(steps), Position(tuple(me), tuple(opp)))
     except ValueError:
         return None
+
+
+def nearest_play(play: Play, legal: Sequence[Play], fit: Callable[[Play], float]) -> Play | None:
+    """The legal play whose position is nearest ``play``'s (checkers out of place), best ``fit`` on ties.
+
+    ``None`` when there is no legal play (the roll cannot be played).
+    """
+    def distance(candidate: Play) -> int:
+        a, b = candidate.result, play.result
+        return sum(abs(x - y) for x, y in zip(a.mine, b.mine)) + sum(abs(x - y) for x, y in zip(a.theirs, b.theirs))
+
+    ranked = sorted(legal, key=lambda q: (distance(q), -fit(q), str(q)))
+    return ranked[0] if ranked else None
 
 
 def best_path(final: Node) -> list[Node]:

@@ -166,6 +166,9 @@ def _is_residue(c: _Component, shape: tuple[int, int], px_per_mm: float) -> bool
     height, width = shape
     if c.area < 0.35 * px_per_mm**2 and max(c.width, c.height) < 1.5 * px_per_mm:
         return True
+    # A hairline: thinner than any pen or pencil stroke, so printed line.
+    if min(c.width, c.height) <= 0.25 * px_per_mm and max(c.width, c.height) >= 1.0 * px_per_mm:
+        return True
     thin = 0.9 * px_per_mm
     touches = c.x0 <= 1 or c.y0 <= 1 or c.x1 >= width - 1 or c.y1 >= height - 1
     # A horizontal sliver near the top or bottom: a digit has no stroke that flat out there.
@@ -176,7 +179,7 @@ def _is_residue(c: _Component, shape: tuple[int, int], px_per_mm: float) -> bool
     # A vertical sliver hugging the left or right edge, or running most of the cell's height.
     if c.width <= thin and c.height >= 1.2 * c.width:
         centre_x = (c.x0 + c.x1) / 2
-        at_side = centre_x < 0.12 * width or centre_x > 0.88 * width
+        at_side = centre_x < 0.15 * width or centre_x > 0.85 * width
         if (at_side and (touches or c.height > 0.5 * height)) or c.height > 0.9 * height:
             return True
     return False

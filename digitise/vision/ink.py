@@ -109,7 +109,7 @@ def _remove_lines(dark: np.ndarray, positions: Sequence[LinePosition], horizonta
         along_line = line.max(axis=0 if horizontal else 1)
         present = along_line[along_line > FAINT]
         if present.size:
-            level = float(present.mean())
+            level = float(np.median(present))
             np.minimum(line, np.float32(level * 1.15), out=line)
         residual = np.clip(strip - line, 0.0, 1.0)
         bridged = cv2.morphologyEx(residual, cv2.MORPH_CLOSE, across)

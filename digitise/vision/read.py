@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 WORK_LONG_SIDE = 1800
 #: A cell whose interior holds less dark than this (mm^2, on the working copy) is empty.
 PRESENCE_MM2 = 0.12
+#: ... plus this much per mm^2 of a cell larger than a point square (the centre strip).
+PRESENCE_PER_MM2 = 0.0005
 #: Darkness that counts towards presence (thin light strokes fade on the reduced copy).
 PRESENCE_DARK = 0.14
 #: Blobs smaller than this (px at REFINE_PX_PER_MM, so 0.24 mm^2) do not count towards presence.
@@ -316,7 +318,9 @@ def analyse_page(
     for board, bfit in zip(template.boards, boards, strict=True):
         amounts = _presence(bfit, board)
         for name in board.cells:
-            if amounts[name] < PRESENCE_MM2:
+            cell = board.cells[name]
+            # Specks and dust scale with the area: the long centre strip needs a little more.
+            if amounts[name] < PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0):
                 continue
             quad = bfit.cell_quad(name)
             ink = cell_ink(image, quad, board, name)

@@ -139,7 +139,7 @@ def test_header_without_tesseract_warns_and_reads_the_rest(a4: Template, monkeyp
 
 
 def test_cli_read_writes_good_pages_and_exits_3(a4: Template, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import digitise.vision.cells as cells
+    from digitise.vision import cells
 
     monkeypatch.setattr(cells, "default_reader", lambda: RecordingReader())
     good = _write(tmp_path / "good.png", make_sheet(a4, written=WRITTEN).image)
