@@ -128,6 +128,8 @@ class LevelFigures:
     wrong: int = 0
     silent: int = 0
     flagged: int = 0
+    #: Turns flagged themselves (the review list); ``flagged`` also counts turns following a flagged board.
+    flagged_own: int = 0
     flagged_right: int = 0
     results_wrong: int = 0
     failed: list[str] = field(default_factory=list)
@@ -196,6 +198,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
         figures.wrong += got.wrong
         figures.silent += got.silent
         figures.flagged += got.flagged
+        figures.flagged_own += sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
         figures.results_wrong += got.results_wrong
         _attribute(figures, name, render_dir, out_dir, truth, solved, report)
         if got.silent and len(figures.examples) < 40:
@@ -349,14 +352,14 @@ def _pct(part: int, whole: int) -> str:
 
 
 def print_accuracy(all_figures: Sequence[LevelFigures]) -> None:
-    print("\n| level | matches | pages | turns | right, no human | silent errors | flagged | flagged but right "
+    print("\n| level | matches | pages | turns | right, no human | silent errors | flagged | flagged or following a flag | flagged but right "
           "| .mat lines right | games' results wrong | boards read right (top reading) | matches failed (turns lost) | invalid .mat "
           "| gnubg warnings "
           "| batch pages/s (2 jobs) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in all_figures:
         print(f"| {f.level} | {f.matches} | {f.pages} | {f.turns} | {_pct(f.right, f.turns)} ({f.right}) "
-              f"| {_pct(f.silent, f.turns)} ({f.silent}) | {_pct(f.flagged, f.turns)} ({f.flagged}) "
+              f"| {_pct(f.silent, f.turns)} ({f.silent}) | {_pct(f.flagged_own, f.turns)} ({f.flagged_own}) | {_pct(f.flagged, f.turns)} ({f.flagged}) "
               f"| {f.flagged_right} | {_pct(f.lines_right, f.turns)} | {f.results_wrong} | {_pct(f.boards_read_right, f.boards)} "
               f"| {len(f.failed)} ({f.lost}) | {len(f.invalid_mat)} | {len(f.gnubg_bad)} | {f.pages / f.seconds:.2f} |")
     for f in all_figures:

@@ -19,7 +19,7 @@ from typing import Literal
 
 from digitise.game.match import Cube, MatchState
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
-from digitise.game.rules import Play, Roll, Step, game_value, is_closed_out, legal_plays
+from digitise.game.rules import ALL_ROLLS, Play, Roll, Step, game_value, is_closed_out, legal_plays
 from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
@@ -49,6 +49,8 @@ POOR_FIT = -4.0
 FALLBACK = -2.0
 #: How many of the best hypotheses weigh every legal play of the likely rolls.
 LEADERS = 1
+#: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
+WIDE_LEADERS = 2
 #: A board score above this reads the marks as the reader's best guesses.
 CLEAN = -0.3
 #: A given doublet is half as likely as a given pair of different dice.
@@ -212,10 +214,15 @@ class Searcher:
     """Runs the beam over the boards of one match."""
 
     def __init__(self, evidence: list[BoardEvidence], length: int,
-                 forced: dict[int, Forced] | None = None) -> None:
+                 forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset()) -> None:
         self.evidence = evidence
         self.length = length
         self.forced = forced or {}
+        #: Boards on which the best hypotheses weigh every legal play of every roll: a confident
+        #: misread there (a doublet read as a pair) spells out only wrong plays.
+        self.wide = wide
+        self._board = -1
+        self._rank = 0
         self._plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
         #: Whether a double was among the explanations of the board being explained.
         self.doubled = False
@@ -241,6 +248,7 @@ class Searcher:
         # Explanations dropped from the beam: (parent, decision, score so far, board).
         deaths: list[tuple[Node, Summary, float, int]] = []
         for b, ev in enumerate(self.evidence):
+            self._board = b
             options: list[tuple[float, Node, _Option]] = []
             top = -math.inf
             for rank, node in enumerate(beam):  # best first, so weak hypotheses can skip costly repairs
@@ -249,6 +257,7 @@ class Searcher:
                     continue
                 # The leaders also weigh every legal play of the likely rolls, not only those the
                 # marks spell out, so a plausible misreading is scored and can be recovered later.
+                self._rank = rank
                 for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=rank < LEADERS):
                     score = node.score + option.local
                     options.append((score, node, option))
@@ -502,6 +511,16 @@ class Searcher:
                 # Rolls a digit away from the reading are only needed when nothing closer fits.
                 if (best_move >= POOR_FIT and not unsure) or EDIT < floor:
                     break
+            if self._board in self.wide and self._rank < WIDE_LEADERS:
+                for roll in ALL_ROLLS:
+                    if opening and roll.is_double:
+                        continue
+                    for play, cells in self.moves(state.pos, roll, side):
+                        local = ev.score(cells)
+                        if local >= floor:
+                            best_move = max(best_move, local)
+                            self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev,
+                                           results, options)
             if best_move < POOR_FIT and ILLEGAL_MOVE > floor:
                 self._illegal_moves(state, pre, pre_name, side, ev, options)
             # Never before the first roll, in the Crawford game, by the player the cube is not free to,

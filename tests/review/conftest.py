@@ -117,7 +117,7 @@ def solved_sample_master(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     from tests.review.sample_match import write_sample
 
     folder = tmp_path_factory.mktemp("solved")
-    sample = write_sample(folder, note_pages=True)
+    sample = write_sample(folder, damage=2, note_pages=True)
     result = solve(load_readings(sample.readings), players=("Alice", "Bob"), length=5)
     report = dict(result.report)
     report.update(readings=sample.readings.name, players=["Alice", "Bob"], length=5)

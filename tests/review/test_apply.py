@@ -18,13 +18,13 @@ from digitise.solve import solve
 def test_scan_with_the_corrections_file_gives_the_corrected_match(solved_sample: tuple[Path, str]) -> None:
     report, truth = solved_sample
     readings = load_readings(report.parent / "match.readings.json")
-    path = save_corrections(corrections_path(report), {(1, 5): "21: 13/11 5/4"}, report.name)
+    path = save_corrections(corrections_path(report), {(1, 3): "51: 22/21 8/3"}, report.name)
     corrections = load_corrections(path)
     # A correction is a hard constraint: the solver honours it even though the
-    # misread digits never suggest 21.
+    # misread digits never suggest 51.
     alone = solve(readings, players=("Alice", "Bob"), length=5, corrections=corrections)
-    turn = turn_at(alone.report, 1, 5) or {}
-    assert turn.get("dice") == [2, 1] and "correction does not fit" not in turn.get("reasons", [])
+    turn = turn_at(alone.report, 1, 3) or {}
+    assert turn.get("dice") == [5, 1] and "correction does not fit" not in turn.get("reasons", [])
     result = solve_with_corrections(readings, corrections, players=("Alice", "Bob"), length=5, path=path)
     assert format_mat(result.match) == truth
     assert result.report["summary"]["flagged"] == 0
@@ -40,14 +40,14 @@ def test_corrections_for_other_pages_are_a_clear_error(solved_sample: tuple[Path
 def test_corrected_reading_is_the_marks_of_the_play(solved_sample: tuple[Path, str]) -> None:
     report, _ = solved_sample
     readings = load_readings(report.parent / "match.readings.json")
-    board = readings.pages[0].boards[4]
-    turn = turn_at(json.loads(report.read_text()), 1, 5)
+    board = readings.pages[0].boards[2]
+    turn = turn_at(json.loads(report.read_text()), 1, 3)
     assert turn is not None and turn["player"] == "bottom"
-    fixed = corrected_reading(board, "21: 13/11 5/4", turn)
+    fixed = corrected_reading(board, "51: 22/21 8/3", turn)
     assert fixed is not None and fixed.box == board.box
     assert {k: [(c.digits, c.probability) for c in v] for k, v in fixed.cells.items()} == {
-        "W11": [((2,), 1.0)], "W4": [((1,), 1.0)]}
-    assert corrected_reading(board, "top 21: 13/11 5/4", turn) is None  # another player's turn: unsure
+        "B4": [((1,), 1.0)], "W3": [((5,), 1.0)]}
+    assert corrected_reading(board, "top 51: 22/21 8/3", turn) is None  # another player's turn: unsure
     blank = corrected_reading(board, "blank", None)
     assert blank is not None and not blank.cells and blank.arrow == 0.0
     double = corrected_reading(board, "double", None)

@@ -69,29 +69,29 @@ def test_correct_a_flagged_turn_and_export(
         flagged = page.locator("#turns li.turn")
         assert flagged.count() >= 1
         assert all("flagged" in (flagged.nth(i).get_attribute("class") or "") for i in range(flagged.count()))
-        damaged = page.locator("#turns li.turn", has_text="p1 b5")
+        damaged = page.locator("#turns li.turn", has_text="p1 b3")
         damaged.click()
-        page.wait_for_selector("#detail h2:has-text('page 1 board 5')")
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
         assert page.locator("img.crop").count() == 1
         assert page.locator("figure.diagram img").count() == 2
-        assert page.locator("table.cells th", has_text="W4").count() == 1
+        assert page.locator("table.cells th", has_text="W3").count() == 1
         screenshot(page, "1-flagged")
 
         # j/k walk the list of flagged turns, and come back.
         ids = page.eval_on_selector_all("#turns li.turn", "items => items.map(i => i.dataset.id)")
-        here = ids.index("p1b5")
+        here = ids.index("p1b3")
         if len(ids) > 1:
             away, back = ("k", "j") if here > 0 else ("j", "k")
             page.keyboard.press(away)
             neighbour = ids[here - 1] if away == "k" else ids[here + 1]
             page.wait_for_selector(f"#turns li.current[data-id='{neighbour}']")
             page.keyboard.press(back)
-        page.wait_for_selector("#turns li.current[data-id='p1b5']")
-        page.wait_for_selector("#detail h2:has-text('page 1 board 5')")
+        page.wait_for_selector("#turns li.current[data-id='p1b3']")
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
 
         # An illegal play: refused, with the legal ones named; nothing saved.
         page.keyboard.press("m")
-        page.fill("#move", "21: 13/11 6/4")
+        page.fill("#move", "51: 22/21 8/2")
         page.keyboard.press("Enter")
         page.wait_for_selector("#error:has-text('not a legal play')")
         assert "legal plays include" in page.inner_text("#error")
@@ -99,17 +99,17 @@ def test_correct_a_flagged_turn_and_export(
         screenshot(page, "2-illegal")
 
         # The true play: the solver re-decodes and the page shows what changed.
-        page.fill("#move", "21: 13/11 5/4")
+        page.fill("#move", "51: 22/21 8/3")
         page.click("#apply-move")
         page.wait_for_selector("#changes:not([hidden])")
         changes = page.inner_text("#changes")
-        # The corrected board, and the next one re-decoded from the corrected position (its hit moves).
-        assert re.search(r"page 1 board 5: bottom \d\d: [^\n]* → bottom 21: 13/11 5/4", changes)
-        assert "page 1 board 6: top 44: 13/9* 13/9 8/4 6/2 → top 44: 13/9 13/9 8/4* 6/2" in changes
-        assert load_corrections(corrections_path(report)) == {(1, 5): "21: 13/11 5/4"}
+        # The corrected board, and a later one re-decoded from the corrected position (the checker it moves is on 5).
+        assert re.search(r"page 1 board 3: bottom \d\d: [^\n]* → bottom 51: 22/21 8/3", changes)
+        assert "page 1 board 5: bottom 42: 13/11 8/4 → bottom 21: 13/11 5/4" in changes
+        assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
         page.check("#show-all")
         page.wait_for_selector("#turns li.turn.corrected")
-        assert "p1 b5" in page.inner_text("#turns li.turn.corrected")
+        assert "p1 b3" in page.inner_text("#turns li.turn.corrected")
         screenshot(page, "3-corrected")
 
         # Export: the corrected .mat is the true match.

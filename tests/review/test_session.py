@@ -12,8 +12,8 @@ from digitise.errors import InputError
 from digitise.review.corrections import corrections_path, load_corrections, save_corrections
 from digitise.review.session import CorrectionRefused, ReviewSession
 
-#: What the damaged board (page 1, board 5) truly records.
-TRUE_PLAY = {"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"}
+#: What the damaged board (page 1, board 3) truly records.
+TRUE_PLAY = {"page": 1, "board": 3, "action": "move", "dice": [5, 1], "move": "22/21 8/3"}
 
 
 def turn_at(session: ReviewSession, page: int, board: int) -> dict:
@@ -23,8 +23,8 @@ def turn_at(session: ReviewSession, page: int, board: int) -> dict:
 def test_damaged_board_is_flagged_and_the_export_is_wrong(solved_sample: tuple[Path, str]) -> None:
     report, truth = solved_sample
     session = ReviewSession(report)
-    damaged = turn_at(session, 1, 5)
-    assert damaged["flagged"] and damaged["text"] != "bottom 21: 13/11 5/4"
+    damaged = turn_at(session, 1, 3)
+    assert damaged["flagged"] and damaged["text"] != "bottom 51: 22/21 8/3"
     assert session.export_mat() != truth
 
 
@@ -32,20 +32,21 @@ def test_correction_re_decodes_and_exports_the_true_match(solved_sample: tuple[P
     report, truth = solved_sample
     session = ReviewSession(report)
     result = session.correct(TRUE_PLAY)
-    assert result["correction"] == "21: 13/11 5/4"
+    assert result["correction"] == "51: 22/21 8/3"
     changed = {(c["page"], c["board"]): c for c in result["changes"]}
+    assert changed[(1, 3)]["after"] == "bottom 51: 22/21 8/3"
+    # A later board is re-decoded from the corrected position: the checker it moves is on 5, not 8.
+    assert changed[(1, 5)]["before"] == "bottom 42: 13/11 8/4"
     assert changed[(1, 5)]["after"] == "bottom 21: 13/11 5/4"
-    # The next board is re-decoded from the corrected position: its hit moves.
-    assert changed[(1, 6)]["after"] == "top 44: 13/9 13/9 8/4* 6/2"
     assert session.export_mat() == truth
     state = session.state()
-    assert turn_at(session, 1, 5)["corrected"] and turn_at(session, 1, 6)["changed"]
-    assert state["corrections"] == [{"page": 1, "board": 5, "text": "21: 13/11 5/4"}]
+    assert turn_at(session, 1, 3)["corrected"] and turn_at(session, 1, 5)["changed"]
+    assert state["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
     # Saved next to the report; a new session (browser closed, server restarted) re-applies it.
-    assert load_corrections(corrections_path(report)) == {(1, 5): "21: 13/11 5/4"}
+    assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
     again = ReviewSession(report)
     assert again.export_mat() == truth
-    assert turn_at(again, 1, 5)["correction"] == "21: 13/11 5/4"
+    assert turn_at(again, 1, 3)["correction"] == "51: 22/21 8/3"
 
 
 def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> None:
@@ -53,19 +54,19 @@ def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> No
     session = ReviewSession(report)
     before = session.export_mat()
     session.correct(TRUE_PLAY)
-    result = session.uncorrect({"page": 1, "board": 5})
+    result = session.uncorrect({"page": 1, "board": 3})
     assert session.export_mat() == before != truth
-    assert any((c["page"], c["board"]) == (1, 5) for c in result["changes"])
+    assert any((c["page"], c["board"]) == (1, 3) for c in result["changes"])
     assert load_corrections(corrections_path(report)) == {}
 
 
 def test_illegal_typed_move_is_refused_with_the_legal_ones(solved_sample: tuple[Path, str]) -> None:
     report, _ = solved_sample
     session = ReviewSession(report)
-    with pytest.raises(CorrectionRefused, match=r"13/11 6/4 is not a legal play of 21 for bottom here; "
-                                               r"legal plays include .*13/11 5/4"):
-        session.correct({**TRUE_PLAY, "move": "13/11 6/4"})
-    with pytest.raises(CorrectionRefused, match="21 can be played by bottom here"):
+    with pytest.raises(CorrectionRefused, match=r"22/21 8/2 is not a legal play of 51 for bottom here; "
+                                               r"legal plays include .*22/21 13/8"):
+        session.correct({**TRUE_PLAY, "move": "22/21 8/2"})
+    with pytest.raises(CorrectionRefused, match="51 can be played by bottom here"):
         session.correct({**TRUE_PLAY, "move": ""})
     assert not corrections_path(report).exists()
 
@@ -101,22 +102,22 @@ def test_learn_saves_labelled_cell_crops(solved_sample: tuple[Path, str], tmp_pa
     learn = tmp_path / "learn"
     session = ReviewSession(report, learn_dir=learn)
     session.correct(TRUE_PLAY)
-    labels = json.loads((learn / "boards" / "match_p1b5.json").read_text())
-    # 21: 13/11 5/4 for bottom: the 2 lands on 11 (W11), the 1 on 4 (W4).
-    assert labels["cells"] == {"W11": [2], "W4": [1]}
+    labels = json.loads((learn / "boards" / "match_p1b3.json").read_text())
+    # 51: 22/21 8/3 for bottom: the 1 lands on 21 (B4, the top row), the 5 on 3 (W3).
+    assert labels["cells"] == {"B4": [1], "W3": [5]}
     assert labels["cell_crops"] == 24 + 3 - 0  # 24 points, both off squares and the centre
-    two = cv2.imread(str(learn / "2" / "match_p1b5_W11.png"), cv2.IMREAD_GRAYSCALE)
-    one = cv2.imread(str(learn / "1" / "match_p1b5_W4.png"), cv2.IMREAD_GRAYSCALE)
-    empties = sorted((learn / "empty").glob("match_p1b5_*.png"))
+    five = cv2.imread(str(learn / "5" / "match_p1b3_W3.png"), cv2.IMREAD_GRAYSCALE)
+    one = cv2.imread(str(learn / "1" / "match_p1b3_B4.png"), cv2.IMREAD_GRAYSCALE)
+    empties = sorted((learn / "empty").glob("match_p1b3_*.png"))
     assert len(empties) == 25
     # The written digits are in their crops (white ink on black) and the empty squares are empty:
     # the cells line up with the page.
-    assert two is not None and one is not None
-    assert (two > 127).sum() > 100 and (one > 127).sum() > 50
+    assert five is not None and one is not None
+    assert (five > 127).sum() > 100 and (one > 127).sum() > 50
     for path in empties:
         empty = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
         assert empty is not None and (empty > 127).sum() < 20, path.name
-    crop = cv2.imread(str(learn / "boards" / "match_p1b5.png"))
+    crop = cv2.imread(str(learn / "boards" / "match_p1b3.png"))
     assert crop is not None and crop.shape[:2] == tuple(labels["box"][3:1:-1])
 
 

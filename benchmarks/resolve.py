@@ -1,0 +1,65 @@
+"""Solve again the readings a ``bench_end_to_end.py`` run saved, and compare with the truth.
+
+The reader's output is kept by ``digitise scan`` next to each report
+(``NAME.report.readings.json``), so solver changes can be measured on real
+reader output in seconds, without reading the pages again.
+
+    .venv/bin/python benchmarks/resolve.py /tmp/e2e/medium
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
+from digitise.notation.readings import load_readings
+from digitise.solve import solve
+from digitise.solve.compare import compare
+from tests.test_end_to_end import aligned_report
+
+
+def one(args: tuple[str, str]) -> tuple[str, int, int, int, int, int, int, int]:
+    readings_path, truth_path = args
+    truth = read_mat_strict(truth_path)
+    result = solve(load_readings(readings_path), players=truth.players, length=truth.length)
+    solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
+    report = aligned_report(solved, result.report)
+    got = compare(truth, solved, report)
+    own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+    return (Path(readings_path).name, got.turns, got.right, got.lines_right, got.silent, own, got.flagged,
+            got.results_wrong)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("level_dir", type=Path, help="a level folder of a bench_end_to_end.py run (pages/, out/)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    out = args.level_dir / "out"
+    truth = args.level_dir.parent / "truth"
+    if not truth.is_dir():
+        truth = args.level_dir / "truth"
+    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")))
+            for p in sorted(out.glob("*.report.readings.json"))]
+    with ProcessPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(one, jobs))
+    totals = [sum(r[i] for r in rows) for i in range(1, 8)]
+    if args.verbose:
+        for r in rows:
+            print(*r)
+    turns, right, lines, silent, own, covered, results = totals
+    print(f"matches {len(rows)} turns {turns}: right {right / turns:.2%}, lines right {lines / turns:.2%}, "
+          f"silent {silent / turns:.2%} ({silent}), flagged {own / turns:.2%}, flagged or following "
+          f"{covered / turns:.2%}, results wrong {results}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
