@@ -37,3 +37,28 @@ def test_output_into_a_file_path_is_an_output_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(OutputError, match="cannot write"):
         write_atomic(tmp_path / "file" / "m.mat", "x")
+
+
+def test_output_files_get_the_usual_mode_not_a_private_one(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = write_atomic(tmp_path / "m.mat", "x")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_file_that_appears_while_writing_is_not_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "m.mat"
+    real_link = os.link
+
+    def racing_link(src: str, dst: str) -> None:
+        # Another process writes the same output between the existence check and the link.
+        Path(dst).write_text("theirs\n")
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", racing_link)
+    with pytest.raises(OutputError, match="exists already"):
+        write_atomic(target, "ours\n")
+    assert target.read_text() == "theirs\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mat"]
