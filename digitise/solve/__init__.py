@@ -150,47 +150,8 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     if not evidence:
         match = MatchRecord(length, players, ())
         return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
-    final = _search(evidence, length, forced)
-    return _build(best_path(final), places, evidence, length, players, review_below)
-
-
-#: Boards before a badly explained one that are searched again with every roll.
-REPAIR_REACH = 8
-REPAIR_ROUNDS = 3
-
-
-def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced]) -> Node:
-    """The best explanation, searched again around the boards it explains badly.
-
-    Plays are normally read off the marks, so a confident misread (a doublet's
-    second digit missed, a dance's crossed dice read as others) can leave the
-    true play unexplored, and the error shows only boards later, when the
-    wrong position cannot explain what follows. Each such trouble spot widens
-    the boards just before it to every legal play of every roll, and the
-    search runs again; the better whole-match explanation is kept.
-    """
-    wide: frozenset[int] = frozenset()
     _, final = Searcher(evidence, length, forced).run()
-    for _ in range(REPAIR_ROUNDS):
-        trouble = [node.board for node in best_path(final)
-                   if node.board is not None and _troubled(node) and node.board not in wide]
-        if not trouble:
-            break
-        grown = wide | {b for t in trouble for b in range(max(0, t - REPAIR_REACH), t + 1)}
-        if grown == wide:
-            break
-        wide = frozenset(grown)
-        _, again = Searcher(evidence, length, forced, wide).run()
-        if again.score > final.score:
-            final = again
-    return final
-
-
-def _troubled(node: Node) -> bool:
-    """A board the chosen explanation fits badly or explains only by a repair."""
-    return node.local < POOR_FIT or any(
-        tag.startswith(("the game's end was not recorded", "a board seems to be missing", "illegal move"))
-        for tag in node.tags)
+    return _build(best_path(final), places, evidence, length, players, review_below)
 
 
 def _header(readings: Readings) -> dict[str, Any]:

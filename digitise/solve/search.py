@@ -49,8 +49,10 @@ POOR_FIT = -4.0
 FALLBACK = -2.0
 #: How many of the best hypotheses weigh every legal play of the likely rolls.
 LEADERS = 1
+#: How many boards before a badly explained one are searched again with every roll.
+REPAIR_REACH = 8
 #: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
-WIDE_LEADERS = 2
+WIDE_LEADERS = 1
 #: A board score above this reads the marks as the reader's best guesses.
 CLEAN = -0.3
 #: A given doublet is half as likely as a given pair of different dice.
@@ -214,7 +216,8 @@ class Searcher:
     """Runs the beam over the boards of one match."""
 
     def __init__(self, evidence: list[BoardEvidence], length: int,
-                 forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset()) -> None:
+                 forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
+                 repair: bool = True) -> None:
         self.evidence = evidence
         self.length = length
         self.forced = forced or {}
@@ -223,6 +226,8 @@ class Searcher:
         self.wide = wide
         self._board = -1
         self._rank = 0
+        #: Whether a badly explained board sends the search back to weigh every roll before it.
+        self.repair = repair
         self._plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
         #: Whether a double was among the explanations of the board being explained.
         self.doubled = False
@@ -241,13 +246,29 @@ class Searcher:
         return found
 
     def run(self) -> tuple[Node, Node]:
-        """Search all boards; return (root, final node of the best explanation)."""
+        """Search all boards; return (root, final node of the best explanation).
+
+        Plays are normally read off the marks, so a confident misread (a
+        doublet's second digit missed, a dance's crossed dice read as others)
+        can leave the true play unexplored; it shows a few boards later, when
+        the wrong position cannot explain what follows. So when the best
+        explanation of a board is poor or a repair, the search backs up
+        :data:`REPAIR_REACH` boards, marks them :attr:`wide` (every legal play
+        of every roll is weighed there) and goes on from there again, once
+        per troubled board.
+        """
         root = Node(None, None, ("root",), (), State.start(self.length), 0.0, 0.0, ())
         beam = [root]
         merges: list[tuple[Node, Summary, float, Node]] = []
         # Explanations dropped from the beam: (parent, decision, score so far, board).
         deaths: list[tuple[Node, Summary, float, int]] = []
-        for b, ev in enumerate(self.evidence):
+        # Before each board: the beam, and how many explanations had been dropped and merged.
+        snapshots: dict[int, tuple[list[Node], int, int]] = {}
+        repaired: set[int] = set()
+        b = 0
+        while b < len(self.evidence):
+            ev = self.evidence[b]
+            snapshots[b] = (list(beam), len(deaths), len(merges))
             self._board = b
             options: list[tuple[float, Node, _Option]] = []
             top = -math.inf
@@ -284,6 +305,19 @@ class Searcher:
                 else:
                     deaths.append((parent, option.summary, score, b))
             beam = kept
+            if self.repair and b not in repaired and troubled(kept[0]):
+                repaired.add(b)
+                added = set(range(max(0, b - REPAIR_REACH), b + 1)) - self.wide
+                if added:
+                    self.wide = self.wide | frozenset(added)
+                    b = min(added)
+                    restart, dead, merged = snapshots[b]
+                    beam = list(restart)
+                    del deaths[dead:], merges[merged:]
+                    for node in beam:
+                        node.children, node.merged = [], {}
+                    continue
+            b += 1
         finals: list[Node] = []
         for node in beam:
             events, local, tags = self.finish(node.state)
@@ -832,6 +866,13 @@ def nearest_play(play: Play, legal: Sequence[Play], fit: Callable[[Play], float]
 
     ranked = sorted(legal, key=lambda q: (distance(q), -fit(q), str(q)))
     return ranked[0] if ranked else None
+
+
+def troubled(node: Node) -> bool:
+    """A board the explanation ``node`` fits badly or explains only by a repair."""
+    return node.local < POOR_FIT or any(
+        tag.startswith(("the game's end was not recorded", "a board seems to be missing", "illegal move"))
+        for tag in node.tags)
 
 
 def best_path(final: Node) -> list[Node]:
