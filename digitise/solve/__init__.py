@@ -97,6 +97,7 @@ from digitise.solve.search import (
     best_path,
     confidence,
     rivals,
+    troubled,
 )
 
 #: Turns less sure than this are flagged for review.
@@ -150,8 +151,24 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     if not evidence:
         match = MatchRecord(length, players, ())
         return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
-    _, final = Searcher(evidence, length, forced).run()
+    final = _search(evidence, length, forced)
     return _build(best_path(final), places, evidence, length, players, review_below)
+
+
+def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced]) -> Node:
+    """The best explanation: the plain search, and where it explains boards badly, the repairing one.
+
+    The repairing search (see :meth:`Searcher.run`) finds plays the marks do
+    not spell out, but its wider boards can also crowd the truth out of the
+    beam on a badly read match; whichever explains the whole match better is
+    kept.
+    """
+    _, final = Searcher(evidence, length, forced, repair=False).run()
+    if any(node.board is not None and troubled(node) for node in best_path(final)):
+        _, again = Searcher(evidence, length, forced, repair=True).run()
+        if again.score > final.score:
+            final = again
+    return final
 
 
 def _header(readings: Readings) -> dict[str, Any]:

@@ -12,6 +12,7 @@ best complete explanation over the best one that decided that board otherwise.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,8 @@ LEADERS = 1
 REPAIR_REACH = 8
 #: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
 WIDE_LEADERS = 1
+#: How many plays of a widened board's every-roll search are kept per hypothesis.
+WIDE_KEEP = 3
 #: A board score above this reads the marks as the reader's best guesses.
 CLEAN = -0.3
 #: A given doublet is half as likely as a given pair of different dice.
@@ -307,7 +310,15 @@ class Searcher:
             beam = kept
             if self.repair and b not in repaired and troubled(kept[0]):
                 repaired.add(b)
-                added = set(range(max(0, b - REPAIR_REACH), b + 1)) - self.wide
+                # Widen the boards of this explanation that its marks do not fit cleanly: a misread
+                # hides there. Widening clean boards too only lets wrong explanations bend later.
+                added = {b}
+                up: Node | None = kept[0].parent
+                while up is not None and up.board is not None and up.board >= b - REPAIR_REACH:
+                    if up.local < CLEAN:
+                        added.add(up.board)
+                    up = up.parent
+                added -= self.wide
                 if added:
                     self.wide = self.wide | frozenset(added)
                     b = min(added)
@@ -546,15 +557,19 @@ class Searcher:
                 if (best_move >= POOR_FIT and not unsure) or EDIT < floor:
                     break
             if self._board in self.wide and self._rank < WIDE_LEADERS:
+                # Only the few best: many equally poor plays would crowd the truth out of the beam.
+                found: list[tuple[float, int, Roll, Play | None, dict[str, tuple[int, ...]]]] = []
                 for roll in ALL_ROLLS:
                     if opening and roll.is_double:
                         continue
                     for play, cells in self.moves(state.pos, roll, side):
                         local = ev.score(cells)
                         if local >= floor:
-                            best_move = max(best_move, local)
-                            self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev,
-                                           results, options)
+                            found.append((local, len(found), roll, play, cells))
+                for local, _, roll, play, cells in heapq.nlargest(WIDE_KEEP, found):
+                    best_move = max(best_move, local)
+                    self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev,
+                                   results, options)
             if best_move < POOR_FIT and ILLEGAL_MOVE > floor:
                 self._illegal_moves(state, pre, pre_name, side, ev, options)
             # Never before the first roll, in the Crawford game, by the player the cube is not free to,
