@@ -19,15 +19,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
 from digitise.notation.readings import load_readings
-from digitise.solve import solve
+from digitise.solve import REVIEW_BELOW, solve
 from digitise.solve.compare import compare
 from tests.test_end_to_end import aligned_report
 
 
-def one(args: tuple[str, str]) -> tuple[str, int, int, int, int, int, int, int]:
-    readings_path, truth_path = args
+def one(args: tuple[str, str, float]) -> tuple[str, int, int, int, int, int, int, int]:
+    readings_path, truth_path, review_below = args
     truth = read_mat_strict(truth_path)
-    result = solve(load_readings(readings_path), players=truth.players, length=truth.length)
+    result = solve(load_readings(readings_path), players=truth.players, length=truth.length,
+                   review_below=review_below)
     solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
     report = aligned_report(solved, result.report)
     got = compare(truth, solved, report)
@@ -41,12 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("level_dir", type=Path, help="a level folder of a bench_end_to_end.py run (pages/, out/)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
     args = parser.parse_args(argv)
     out = args.level_dir / "out"
     truth = args.level_dir.parent / "truth"
     if not truth.is_dir():
         truth = args.level_dir / "truth"
-    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")))
+    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")), args.review_below)
             for p in sorted(out.glob("*.report.readings.json"))]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, jobs))

@@ -61,8 +61,9 @@ def aligned_report(solved: MatchRecord, report: dict[str, Any]) -> dict[str, Any
     """The report's turns lined up with the actions of the ``.mat`` as read back.
 
     The ``.mat`` holds entries the report does not (a closed-out player's
-    dances, which no board records); :func:`compare` indexes the report's
-    turns by action, so those get an unflagged placeholder.
+    dances, which no board records, and dances filled in for missing boards);
+    :func:`compare` indexes the report's turns by action, so those get a
+    placeholder, flagged when it stands for a missing board.
     """
     games = []
     for g, game in enumerate(solved.games):
@@ -74,7 +75,11 @@ def aligned_report(solved: MatchRecord, report: dict[str, Any]) -> dict[str, Any
                     action.player.value, action.kind.value, dice):
                 out.append(turns.pop(0))
             else:
-                out.append({"flagged": False, "inserted": True})
+                # A dance the writer filled in: a closed-out player's (no board records it), or the turn
+                # of a board the solver found missing, which the next board's flag ("a board seems to be
+                # missing before this one") covers.
+                missing = bool(turns) and turns[0]["flagged"] and any("missing" in r for r in turns[0]["reasons"])
+                out.append({"flagged": missing, "inserted": True})
         games.append({**report["games"][g], "turns": out} if g < len(report["games"]) else {"turns": out})
     return {**report, "games": games}
 

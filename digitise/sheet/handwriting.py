@@ -198,16 +198,23 @@ def draw_glyph(
 def write_digits(
     ink: np.ndarray, bank: GlyphBank, digits: Sequence[int], cell: Rect, style: WriterStyle,
     rng: np.random.Generator, *, lut: np.ndarray, spill: float = 0.0, warp: PageWarp = IDENTITY,
+    one_line: bool = False, digit_h: float | None = None,
 ) -> tuple[float, float, float, float]:
     """Write ``digits`` (left to right, maybe on two lines) inside ``cell`` (px); returns the ink's box.
 
     ``spill`` is the chance that the block overflows a cell line a little.
+    ``one_line`` keeps the digits on one line (the long centre strip has room
+    for them); ``digit_h`` is the writer's digit height in px, when it is not
+    the usual share of ``cell``'s height (still shrunk to fit the cell).
     """
     n = len(digits)
+    # The draw is made even for one line, so the rest of the page's randomness does not move.
     two = n >= 2 and rng.random() < (style.two_lines if n <= 2 else max(style.two_lines, 0.5 if n == 4 else 0.3))
+    two = two and not one_line
     lines = [list(digits[: (n + 1) // 2]), list(digits[(n + 1) // 2:])] if two else [list(digits)]
     mess = style.mess
-    height = cell.h * style.size * (0.72 if two else 1.0) * float(rng.uniform(1 - 0.12 * mess, 1 + 0.12 * mess))
+    base_h = cell.h * style.size if digit_h is None else digit_h
+    height = base_h * (0.72 if two else 1.0) * float(rng.uniform(1 - 0.12 * mess, 1 + 0.12 * mess))
     # Choose every glyph first so the block can be measured: a recorder shrinks
     # the digits to fit the square, and the reader's truth is which square they are in.
     picked = [[(bank.pick(d, rng), float(rng.uniform(1 - 0.08 * mess, 1 + 0.08 * mess)),

@@ -62,6 +62,8 @@ from digitise.sheet.printing import render_template
 
 #: Header fields written with digit glyphs; the others are written as words.
 DIGIT_FIELDS = ("match_length", "page")
+#: Tallest centre digits, as a share of the centre strip's height (the X has to fit over them).
+CENTRE_MAX_HEIGHT = 0.8
 
 
 @dataclass(frozen=True)
@@ -241,15 +243,19 @@ def _write_board(
     for cell, digits in marks.cells.items():
         rect = cells[cell].scaled(scale)
         if cell == "centre":
-            box = write_digits(ink, bank, digits, _centre_spot(rect, point_h, len(digits), rng), style, rng,
-                               lut=lut, warp=warp)
+            # Unplayed dice: one line in the long strip, at the writer's usual digit size (as in a
+            # point square), at most what the strip's height holds; the X then goes over them.
+            digit_h = min(point_h * style.size, rect.h * CENTRE_MAX_HEIGHT)
+            box = write_digits(ink, bank, digits, _centre_spot(rect, digit_h, len(digits), rng), style, rng,
+                               lut=lut, warp=warp, one_line=True, digit_h=digit_h)
             if marks.crossed:
                 draw_cross(ink, box, style, rng, px_per_mm=scale, warp=warp)
         else:
             write_digits(ink, bank, digits, rect, style, rng, lut=lut, spill=spill, warp=warp)
     if marks.crossed and "centre" not in marks.cells:
         # A cross with nothing under it (not produced by the encoder, but drawable).
-        spot = _centre_spot(cells["centre"].scaled(scale), point_h, 2, rng)
+        centre = cells["centre"].scaled(scale)
+        spot = _centre_spot(centre, min(point_h * style.size, centre.h * CENTRE_MAX_HEIGHT), 2, rng)
         draw_cross(ink, (spot.x, spot.y, spot.right, spot.bottom), style, rng, px_per_mm=scale, warp=warp)
     if marks.arrow:
         draw_arrow(ink, cells["centre"].scaled(scale), style, rng, px_per_mm=scale, warp=warp)
@@ -262,9 +268,13 @@ def _write_board(
         write_words(ink, text, Rect(left, rect.y, width, rect.h), style, rng, px_per_mm=scale, warp=warp)
 
 
-def _centre_spot(centre: Rect, point_h: float, count: int, rng: np.random.Generator) -> Rect:
-    """Where in the long centre strip the recorder writes a few digits."""
-    width = min(centre.w, point_h * (0.55 + 0.45 * count))
+def _centre_spot(centre: Rect, digit_h: float, count: int, rng: np.random.Generator) -> Rect:
+    """Where in the long centre strip the recorder writes ``count`` digits ``digit_h`` px tall.
+
+    Wide enough for the digits on one line at that height (a digit is at most
+    about as wide as tall, plus the slant and the gaps), so they are not shrunk.
+    """
+    width = min(centre.w, digit_h * (0.6 + 1.15 * count))
     x = centre.x + (centre.w - width) * float(rng.uniform(0.15, 0.85))
     return Rect(x, centre.y, width, centre.h)
 

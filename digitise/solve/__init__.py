@@ -101,7 +101,7 @@ from digitise.solve.search import (
 )
 
 #: Turns less sure than this are flagged for review.
-REVIEW_BELOW = 0.97
+REVIEW_BELOW = 0.98
 DEFAULT_PLAYERS = ("Bottom", "Top")
 
 

@@ -44,6 +44,8 @@ UNPLAYED_GAME = -3.0
 AFTER_MATCH = -10.0
 #: The cost of reading a board as the turn after a missing one.
 MISSING = -10.0
+#: The cost of setting a board aside as not belonging to the game (a stray page).
+FOREIGN = -12.0
 #: Below this board score no legal play is taken to explain the marks.
 POOR_FIT = -4.0
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
@@ -417,6 +419,10 @@ class Searcher:
             if best < RESTART_WHEN:
                 self._restart(state, ev, options, floor)
                 self._missing_turn(state, ev, options, floor)
+                if FOREIGN >= floor:
+                    # A board from another match (a stray page): it records nothing of this game.
+                    options.append(_Option(("foreign",), FOREIGN, (Event("blank"),), state,
+                                           ("the board does not continue this game (a page from another match?)",)))
         if state.match.is_over:
             # Boards after the match was won: a misread result ended it too early, or they
             # belong to another match.
@@ -435,6 +441,10 @@ class Searcher:
         and the board is read as the opponent's turn, flagged.
         """
         assert state.on_roll is not None
+        if all(self.plays(state.pos, roll) for roll in ALL_ROLLS):
+            # The .mat must still alternate: the missing turn is written as a dance, and a player
+            # who can play every roll has none (GNU Backgammon would take an unplayed roll silently).
+            return
         skipped = replace(state, pos=state.pos.swap(), on_roll=state.on_roll.opponent)
         start = len(options)
         self._explain_turn(skipped, (Event("skip", state.on_roll),), "missing", ev, options, floor - MISSING, True)

@@ -318,7 +318,9 @@ def label_segments(cell: SyntheticCell) -> list[tuple[np.ndarray, str]]:
     nearly all of that one object and little of any other; strokes of the X
     alone are ``x``; anything else (half a digit, two digits, residue) is ``other``.
     """
-    seg = segment_cell(cell.ink)
+    # The reader's own segmentation for this kind of cell (in the centre it looks for an X; with
+    # cells.CROSS_SEGMENTATION on it also cuts the digits with the X taken out).
+    seg = segment_cell(cell.ink, PX_PER_MM, cell.kind)
     masks = [(name, m > 0.35) for name, m in cell.objects]
     sizes = [max(int(m.sum()), 1) for _, m in masks]
     x_mask = cell.x_mask > 0.35

@@ -35,6 +35,8 @@ BOARD_MARGIN_MM = 4.0
 MIN_COVERAGE = 0.6
 #: Fewer line crossings than this fraction found: the board is not there.
 MIN_FOUND = 0.45
+#: A measured crossing further than this (mm) from what its neighbours say is a stroke, not the line.
+NEIGHBOUR_JUMP_MM = 0.45
 
 TOP_ROW: tuple[str, ...] = ("Bres",) + tuple(f"B{i}" for i in range(12, 0, -1)) + ("Boff",)
 BOTTOM_ROW: tuple[str, ...] = ("Wres",) + tuple(f"W{i}" for i in range(12, 0, -1)) + ("Woff",)
@@ -110,9 +112,14 @@ def board_warp(homography: np.ndarray, rect: Rect, px_per_mm: float, margin_mm: 
 
 def _grey_percentile(grey: np.ndarray, q: float) -> float:
     """The ``q`` quantile (0..1) of a uint8 image, from its histogram (much faster than sorting)."""
-    counts = np.bincount(grey.ravel(), minlength=256)
-    cumulative = np.cumsum(counts)
-    return float(np.searchsorted(cumulative, q * max(int(cumulative[-1]) - 1, 0), side="right"))
+    return _grey_percentiles(grey, (q,))[0]
+
+
+def _grey_percentiles(grey: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """Several quantiles of a uint8 image from one histogram."""
+    cumulative = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    total = max(int(cumulative[-1]) - 1, 0)
+    return [float(v) for v in np.searchsorted(cumulative, np.asarray(qs) * total, side="right")]
 
 
 def paper_of(grey: np.ndarray) -> float:
@@ -163,12 +170,18 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
     warp, size = board_warp(homography, rect, s, m)
     patch = cv2.warpPerspective(small, warp, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                 borderMode=cv2.BORDER_CONSTANT, borderValue=255)
-    paper = paper_of(patch)
+    # The paper (90th percentile), the darkest ink (0.5th), and the lines: they cover about 7 % of a
+    # board, so the 97th percentile of darkness is about a line's darkness (more with much ink), even
+    # where blur and bright light make them faint.
+    darkest, lines_grey, paper = _grey_percentiles(patch[::2, ::2], (0.005, 0.03, 0.9))
+    paper = max(paper, 1.0)
     dark = darkness(patch, paper)
-    strongest = 1.0 - _grey_percentile(patch[::2, ::2], 0.005) / paper
+    strongest = 1.0 - darkest / paper
+    lines_dark = 1.0 - lines_grey / paper
     # Binary "looks like a line" with one pixel of slack for a slightly tilted line.
     # Capped: a board with heavy black handwriting must not raise the bar above its grey lines.
-    binary = (dark > min(0.2, max(0.08, 0.35 * strongest))).astype(np.uint8)
+    bar = min(0.2, max(0.08, 0.35 * strongest), max(0.08, 0.7 * lines_dark))
+    binary = (dark > bar).astype(np.uint8)
     slack_v = cv2.dilate(binary, np.ones((1, 3), np.uint8)).astype(np.float32)
     slack_h = cv2.dilate(binary, np.ones((3, 1), np.uint8)).astype(np.float32)
 
@@ -226,10 +239,16 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
         if fitted is None:
             fitted = np.asarray(homography, np.float64)
         predicted = project(fitted, src_mm)
-        deviation = np.linalg.norm(pts_small - predicted, axis=1)
+        residual = pts_small - predicted
+        deviation = np.linalg.norm(residual, axis=1)
         px_mm = scale_at(fitted, src_mm.mean(axis=0))
-        # A measured crossing far from the board's own fit is handwriting, not the line.
+        # A measured crossing far from the board's own fit is handwriting, not the line ...
         keep = ok & (deviation <= 1.6 * px_mm)
+        # ... and so is one that leaves its neighbours: a curled page bends the lines smoothly,
+        # a stroke lying along a line pulls one crossing (or the two ends of one segment) alone.
+        local = _neighbour_residual(residual.reshape(4, n_cols, 2), keep.reshape(4, n_cols)).reshape(-1, 2)
+        jump = np.linalg.norm(residual - local, axis=1)
+        keep &= jump <= NEIGHBOUR_JUMP_MM * px_mm
         crossings = np.where(keep[:, None], pts_small, predicted).reshape(4, n_cols, 2)
         measured = keep.reshape(4, n_cols)
     else:
@@ -238,6 +257,35 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
     inverse = np.linalg.inv(warp)
     local_crossings = project(inverse, crossings.reshape(-1, 2)).reshape(4, n_cols, 2)
     return BoardFit(board.index, crossings, measured, fitted, found_fraction, dark, local_crossings)
+
+
+def _neighbour_residual(residual: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Median residual (4, n, 2) of each crossing's kept neighbours; zero (the board's fit) when it has none.
+
+    Neighbours are the crossings up to three columns either side in the
+    same line row, and up to two either side in its partner row (the other
+    line of the same row of cells), where the same vertical lines cross.
+    """
+    cols = keep.shape[1]
+    values = np.where(keep[..., None], residual, np.nan)
+    partner = values[[1, 0, 3, 2]]
+    pool = []
+    for source, offsets in ((values, (-3, -2, -1, 1, 2, 3)), (partner, (-2, -1, 0, 1, 2))):
+        for offset in offsets:
+            shifted = np.full_like(values, np.nan)
+            if offset > 0:
+                shifted[:, :cols - offset] = source[:, offset:]
+            elif offset < 0:
+                shifted[:, -offset:] = source[:, :cols + offset]
+            else:
+                shifted = source
+            pool.append(shifted)
+    # Median over the pool ignoring gaps: a sort puts NaN last (np.nanmedian costs ten times more).
+    stack = np.sort(np.stack(pool), axis=0)
+    count = (~np.isnan(stack)).sum(axis=0)
+    low = np.take_along_axis(stack, np.maximum((count - 1) // 2, 0)[None], axis=0)[0]
+    high = np.take_along_axis(stack, np.maximum(count // 2, 0)[None], axis=0)[0]
+    return np.where(count > 0, (low + high) / 2.0, 0.0)
 
 
 def scaled_fit(fit: BoardFit, factor: float) -> BoardFit:

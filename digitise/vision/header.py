@@ -8,13 +8,16 @@ everything else works.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import cv2
 import numpy as np
 
-from digitise.sheet.geometry import Template
+from digitise.sheet.geometry import Rect, Template
 from digitise.vision.images import darkest_channel
 from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
 
@@ -22,10 +25,17 @@ log = logging.getLogger(__name__)
 
 NUMBER_FIELDS: tuple[str, ...] = ("match_length", "page")
 TEXT_FIELDS: tuple[str, ...] = ("event", "date", "round", "player_top", "player_bottom")
-#: Resolution the text fields are cut at for tesseract (about 300 dpi).
-OCR_PX_PER_MM = 12.0
+#: Resolution the text fields' handwriting is given to tesseract at (about 200 dpi): on 94 synthetic
+#: pages it read more names right than 6, 10 or 12 px/mm, and faster (benchmarks/README.md).
+OCR_PX_PER_MM = 8.0
 #: A field with less ink than this (mm^2) is empty.
 FIELD_INK_MM2 = 0.6
+#: Resolution (px per mm) a text field is looked at to see whether it holds writing.
+CHECK_PX_PER_MM = 5.0
+#: Paper kept either side of a field's writing for tesseract (mm).
+OCR_SIDE_MM = 3.0
+#: At most this many fields go into one tesseract run (a very tall image slows its layout analysis).
+MAX_FIELDS_PER_RUN = 48
 TESSERACT_MISSING = "tesseract is not installed: header text not read"
 
 _warned = False
@@ -39,70 +49,114 @@ def _cut(grey: np.ndarray, homography: np.ndarray, rect: Any, px_per_mm: float, 
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
 
 
-def _field_ink(grey: np.ndarray, homography: np.ndarray, rect: Any) -> np.ndarray:
-    p, m = CELL_PX_PER_MM, CELL_MARGIN_MM
+def _field_ink(grey: np.ndarray, homography: np.ndarray, rect: Any, px_per_mm: float = CELL_PX_PER_MM) -> np.ndarray:
+    """The handwriting in a header field's box (see :func:`~digitise.vision.ink.extract_ink`) at ``px_per_mm``."""
+    p, m = px_per_mm, CELL_MARGIN_MM
     patch = darkest_channel(_cut(grey, homography, rect, p, m))
     # Only strokes inside the box count: the printed label sits just above it.
     own = (round(m * p), round(m * p), round((m + rect.w) * p), round((m + rect.h) * p))
-    return extract_ink(patch, [m * p, (m + rect.h) * p], [m * p, (m + rect.w) * p], own=own)
+    return extract_ink(patch, [m * p, (m + rect.h) * p], [m * p, (m + rect.w) * p], px_per_mm=p, own=own)
+
+
+def number_fields(image: np.ndarray, homography: np.ndarray, template: Template, reader: Any) -> dict[str, Any]:
+    """The digit fields (match length, page number) read by the cell reader, only those with writing."""
+    fields: dict[str, Any] = {}
+    jobs = []
+    for name in NUMBER_FIELDS:
+        rect = template.fields.get(name)
+        if rect is None:
+            continue
+        ink = _field_ink(image, homography, rect)
+        if ink_amount(ink) >= FIELD_INK_MM2:
+            jobs.append((name, ink))
+    if jobs:
+        from digitise.vision.cells import CellKind
+
+        results = reader.analyse_many([(ink, CellKind.HEADER_NUMBER) for _, ink in jobs])
+        for (name, _), result in zip(jobs, results, strict=True):
+            candidates = [c for c in result.candidates if c.digits]
+            if candidates:
+                best = candidates[0]
+                fields[name] = {"value": "".join(map(str, best.digits)), "confidence": round(float(best.probability), 4)}
+    return fields
+
+
+def text_field_images(image: np.ndarray, homography: np.ndarray, template: Template) -> list[tuple[str, np.ndarray]]:
+    """The text fields that hold writing, ready for :func:`ocr_pages`: (name, uint8 grey image).
+
+    Each is the field's handwriting alone (see :func:`~digitise.vision.ink.extract_ink`), dark on
+    white at OCR_PX_PER_MM, cut to the written stretch of the box. Empty fields are left out: they
+    cost tesseract time and can only give noise.
+    """
+    written: list[tuple[str, np.ndarray]] = []
+    for name in TEXT_FIELDS:
+        rect = template.fields.get(name)
+        if rect is None:
+            continue
+        # Whether anything is written is seen at a coarser scale: a quarter of the pixels.
+        ink = _field_ink(image, homography, rect, CHECK_PX_PER_MM)
+        if ink_amount(ink, CHECK_PX_PER_MM) < FIELD_INK_MM2:
+            continue
+        # Only the written stretch of the box goes to tesseract (plus some paper either side): its
+        # line recogniser costs in proportion to the line's length, and a name fills a fifth of it.
+        columns = np.flatnonzero(ink.sum(axis=0) > 0.0) / CHECK_PX_PER_MM - CELL_MARGIN_MM  # mm from rect.x
+        left = max(0.0, float(columns[0]) - OCR_SIDE_MM)
+        right = min(rect.w, float(columns[-1]) + OCR_SIDE_MM)
+        stretch = Rect(rect.x + left, rect.y, max(right - left, 1.0), rect.h)
+        # The handwriting alone, dark on white: no box lines, paper grain, shadow or show-through
+        # for tesseract to take for letters.
+        clean = _field_ink(image, homography, stretch, OCR_PX_PER_MM)
+        written.append((name, np.round(255.0 * (1.0 - clean)).astype(np.uint8)))
+    return written
 
 
 def read_header(grey: np.ndarray, homography: np.ndarray, template: Template, reader: Any | None = None) -> dict[str, Any]:
     """Header fields as ``{name: {"value": str, "confidence": float}}`` (only fields with writing).
 
     ``grey`` is the page (grey or BGR); ``homography`` maps template mm to its pixels; ``reader`` is the
-    cell reader for the number fields (skipped when None).
+    cell reader for the number fields (skipped when None). The text fields cost one tesseract run;
+    to read many pages, collect :func:`text_field_images` and give them all to :func:`ocr_pages`.
     """
-    fields: dict[str, Any] = {}
-    if reader is not None:
-        jobs = []
-        for name in NUMBER_FIELDS:
-            rect = template.fields.get(name)
-            if rect is None:
-                continue
-            ink = _field_ink(grey, homography, rect)
-            if ink_amount(ink) >= FIELD_INK_MM2:
-                jobs.append((name, ink))
-        if jobs:
-            from digitise.vision.cells import CellKind
-
-            results = reader.analyse_many([(ink, CellKind.HEADER_NUMBER) for _, ink in jobs])
-            for (name, _), result in zip(jobs, results, strict=True):
-                candidates = [c for c in result.candidates if c.digits]
-                if candidates:
-                    best = candidates[0]
-                    fields[name] = {"value": "".join(map(str, best.digits)), "confidence": round(float(best.probability), 4)}
-    written: list[tuple[str, np.ndarray]] = []
-    for name in TEXT_FIELDS:
-        rect = template.fields.get(name)
-        if rect is None:
-            continue
-        if ink_amount(_field_ink(grey, homography, rect)) < FIELD_INK_MM2:
-            continue
-        cut = _cut(grey, homography, rect.inset(0.4), OCR_PX_PER_MM, 0.0)
-        written.append((name, cut if cut.ndim == 2 else cv2.cvtColor(cut, cv2.COLOR_BGR2GRAY)))
-    fields.update(ocr_fields(written))
+    fields: dict[str, Any] = number_fields(grey, homography, template, reader) if reader is not None else {}
+    fields.update(ocr_fields(text_field_images(grey, homography, template)))
     return fields
 
 
-def ocr_fields(images: list[tuple[str, np.ndarray]]) -> dict[str, Any]:
-    """Several one-line fields read by one tesseract run (its start-up is the slow part).
+def ocr_fields(images: Sequence[tuple[str, np.ndarray]]) -> dict[str, Any]:
+    """Several one-line fields of one page read by one tesseract run (see :func:`ocr_pages`)."""
+    return ocr_pages([images])[0]
 
-    The fields are stacked into one image with white space between them;
-    each word goes to the field whose band holds it.
+
+def ocr_pages(pages: Sequence[Sequence[tuple[str, np.ndarray]]]) -> list[dict[str, Any]]:
+    """The text fields of many pages read together: ``{name: {"value", "confidence"}}`` per page.
+
+    Starting tesseract (loading its model) costs about 130 ms of CPU, reading
+    a field a few: every field of every page is stacked into one image with
+    white space between them, read in one run (or a few, for very many
+    pages), and each word goes back to the field whose band holds it.
     """
+    out: list[dict[str, Any]] = [{} for _ in pages]
+    bands = [(k, name, img) for k, fields in enumerate(pages) for name, img in fields]
+    for start in range(0, len(bands), MAX_FIELDS_PER_RUN):
+        for (k, name), value in _ocr_stack(bands[start:start + MAX_FIELDS_PER_RUN]).items():
+            out[k][name] = value
+    return out
+
+
+def _ocr_stack(images: Sequence[tuple[int, str, np.ndarray]]) -> dict[tuple[int, str], Any]:
+    """One tesseract run over fields stacked into one image; results keyed by (page, field)."""
     if not images:
         return {}
     gap = 24
-    width = max(img.shape[1] for _, img in images) + 2 * gap
-    bands: list[tuple[str, int, int]] = []
+    width = max(img.shape[1] for _, _, img in images) + 2 * gap
+    bands: list[tuple[tuple[int, str], int, int]] = []
     rows: list[np.ndarray] = [np.full((gap, width), 255, np.uint8)]
     y = gap
-    for name, img in images:
+    for page, name, img in images:
         row = np.full((img.shape[0], width), 255, np.uint8)
         row[:, gap:gap + img.shape[1]] = img
         rows.append(row)
-        bands.append((name, y, y + img.shape[0]))
+        bands.append(((page, name), y, y + img.shape[0]))
         y += img.shape[0]
         rows.append(np.full((gap, width), 255, np.uint8))
         y += gap
@@ -111,24 +165,41 @@ def ocr_fields(images: list[tuple[str, np.ndarray]]) -> dict[str, Any]:
     if data is None:
         return {}
     if "warning" in data:
-        return {name: dict(data) for name, _ in images}
-    words: dict[str, list[tuple[int, str, float]]] = {name: [] for name, _ in images}
+        return {key: dict(data) for key, _, _ in bands}
+    words: dict[tuple[int, str], list[tuple[int, str, float]]] = {key: [] for key, _, _ in bands}
     for text, conf, top, height, left in zip(data["text"], data["conf"], data["top"], data["height"], data["left"],
                                              strict=False):
         if not str(text).strip() or float(conf) < 0:
             continue
         middle = int(top) + int(height) // 2
-        for name, y0, y1 in bands:
+        for key, y0, y1 in bands:
             if y0 - gap // 2 <= middle < y1 + gap // 2:
-                words[name].append((int(left), str(text), float(conf)))
+                words[key].append((int(left), str(text), float(conf)))
                 break
-    out: dict[str, Any] = {}
-    for name, found in words.items():
+    out: dict[tuple[int, str], Any] = {}
+    for key, found in words.items():
         if found:
             found.sort()
-            out[name] = {"value": " ".join(w for _, w, _ in found),
-                         "confidence": round(sum(c for _, _, c in found) / len(found) / 100.0, 3)}
+            out[key] = {"value": " ".join(w for _, w, _ in found),
+                        "confidence": round(sum(c for _, _, c in found) / len(found) / 100.0, 3)}
     return out
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """tesseract (through pytesseract, which passes on os.environ) with one OpenMP thread.
+
+    Its OpenMP threads spin while they wait: on a few short lines they add a
+    quarter to its CPU time and take a core another page could use.
+    """
+    old = os.environ.get("OMP_THREAD_LIMIT")
+    if old is None:
+        os.environ["OMP_THREAD_LIMIT"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
 
 
 def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
@@ -138,7 +209,8 @@ def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
     except ImportError:
         return _missing()
     try:
-        result: dict[str, Any] = pytesseract.image_to_data(image, config=config, output_type=pytesseract.Output.DICT)
+        with _one_thread():
+            result: dict[str, Any] = pytesseract.image_to_data(image, config=config, output_type=pytesseract.Output.DICT)
     except pytesseract.TesseractNotFoundError:
         return _missing()
     except (pytesseract.TesseractError, RuntimeError, OSError) as exc:

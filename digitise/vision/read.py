@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,21 +41,24 @@ from digitise.vision.grid import (
     scaled_fit,
 )
 from digitise.vision.images import PageImage, darkest_channel, iter_pages
-from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
+from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, DOT_MM2, extract_ink, ink_amount
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers
 
 log = logging.getLogger(__name__)
 
 #: Long side of the working copy used for locating (pixels).
 WORK_LONG_SIDE = 1800
-#: A cell whose interior holds less dark than this (mm^2, on the working copy) is empty.
-PRESENCE_MM2 = 0.12
+#: A cell whose interior holds less dark than this (mm^2, on the working copy) is empty. Low: a
+#: faint digit missed here is lost for good, an empty cell let through costs one cut (~2 ms).
+PRESENCE_MM2 = 0.075
 #: ... plus this much per mm^2 of a cell larger than a point square (the centre strip).
-PRESENCE_PER_MM2 = 0.0005
+PRESENCE_PER_MM2 = 0.0003
 #: Darkness that counts towards presence (thin light strokes fade on the reduced copy).
 PRESENCE_DARK = 0.14
 #: Blobs smaller than this (px at REFINE_PX_PER_MM, so 0.24 mm^2) do not count towards presence.
 PRESENCE_MIN_BLOB = 6
+#: Compact blobs no wider or taller than this (mm, blur included) with less dark than ink's DOT_MM2 are specks.
+PRESENCE_DOT_MM = 1.3
 #: A cut-out cell with less ink than this (mm^2) after line removal is empty.
 MIN_INK_MM2 = 0.25
 #: A page needs at least this many of its boards found.
@@ -92,6 +95,8 @@ class PageAnalysis:
     cells: tuple[SeenCell, ...] = ()
     #: Seconds spent per step (locate, boards, cells, read, header).
     timings: dict[str, float] = field(default_factory=dict)
+    #: Written header text fields not yet given to tesseract (``defer_text``): (name, grey image).
+    pending_text: tuple[tuple[str, np.ndarray], ...] = ()
 
 
 def cell_kind(name: str) -> Any:
@@ -192,25 +197,33 @@ def locate(
     return full_fit, tuple(boards), small, factor, chosen
 
 
-def _presence(fit: BoardFit, board: BoardGeometry) -> dict[str, float]:
-    """Dark area (mm^2) inside each cell of a board, measured on the image its lines were measured on."""
+def presence_bar(cell: Any) -> float:
+    """The dark area (mm^2) a cell must hold to count as written: specks and dust scale with its area."""
+    return PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0)
+
+
+def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict[str, float]:
+    """Dark area (mm^2) inside each cell of a board, measured on the image its lines were measured on.
+
+    Box sums from one integral image give every cell at once. Dust (a
+    pixel or two here) does not count, but looking for it costs more than
+    the rest: it is only looked for in the cells whose sum passes
+    :func:`presence_bar` (removing dust can only lower a sum). With
+    ``specks`` (a grey page, as photocopies are), a square holding nothing
+    but one small compact dot is empty: toner speckle would otherwise send
+    a tenth of a photocopy's empty squares to be cut out and looked at.
+    A colour page keeps such a dot: there it may be the remains of a faint digit.
+    """
     s = REFINE_PX_PER_MM
     dark = fit.measure_image
     grid = fit.measure_crossings
     assert dark is not None and grid is not None
-    # Box sums from one integral image: every cell of the board at once.
     # Darker than the paper around it (a shadow across the board is paper, not ink).
     size = int(2.2 * s) | 1
     around = cv2.blur(cv2.erode(cv2.blur(dark, (3, 3)), np.ones((size, size), np.uint8)), (size, size))
     dark = dark - around
-    marks = (dark >= PRESENCE_DARK).astype(np.uint8)
-    # Toner specks and dust are a pixel or two here; a pen stroke is a line of them.
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(marks, connectivity=8)
-    if count > 1:
-        big = stats[:, cv2.CC_STAT_AREA] >= PRESENCE_MIN_BLOB
-        big[0] = False
-        marks = big[labels].astype(np.uint8)
-    integral = cv2.integral(np.where(marks > 0, dark, 0.0).astype(np.float32), sdepth=cv2.CV_64F)
+    values = np.where(dark >= PRESENCE_DARK, dark, np.float32(0.0))
+    integral = cv2.integral(values, sdepth=cv2.CV_64F)
     height, width = dark.shape
     names = list(board.cells)
     slots = np.array([cell_slot(n) for n in names])
@@ -225,6 +238,27 @@ def _presence(fit: BoardFit, board: BoardGeometry) -> dict[str, float]:
     y1 = np.clip(np.minimum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
     sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
     sums = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
+    pad = 3  # blobs are measured whole a little beyond the box (a stroke crossing its edge)
+    for k, name in enumerate(names):
+        if sums[k] < presence_bar(board.cells[name]):
+            continue
+        a0, a1 = max(y0[k] - pad, 0), min(y1[k] + pad, height)
+        b0, b1 = max(x0[k] - pad, 0), min(x1[k] + pad, width)
+        region = values[a0:a1, b0:b1]
+        _, labels, stats, _ = cv2.connectedComponentsWithStats((region > 0).astype(np.uint8), connectivity=8)
+        mass = np.bincount(labels.ravel(), weights=region.ravel(), minlength=len(stats)) / (s * s)
+        side = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) / s
+        inner = (slice(y0[k] - a0, y1[k] - a0), slice(x0[k] - b0, x1[k] - b0))
+        big = stats[:, cv2.CC_STAT_AREA] >= PRESENCE_MIN_BLOB
+        big[0] = False
+        if specks:
+            # A photocopy's toner speck: one small compact dot alone in the square. (Faint writing
+            # also falls apart into small pieces here, but into several.)
+            inside = big & (np.bincount(labels[inner].ravel(), minlength=len(stats)) > 0)
+            dot = (side <= PRESENCE_DOT_MM) & (mass < DOT_MM2)
+            if inside.sum() == 1 and bool(dot[inside][0]):
+                big[:] = False
+        sums[k] = float(np.where(big[labels[inner]], region[inner], 0.0).sum()) / (s * s)
     return {name: float(v) for name, v in zip(names, sums, strict=True)}
 
 
@@ -302,8 +336,14 @@ def analyse_page(
     *,
     header: bool = True,
     clock: Callable[[], float] | None = None,
+    defer_text: bool = False,
 ) -> tuple[PageReading, PageAnalysis]:
-    """Read one page: the :class:`PageReading` and what was found where (for overlays)."""
+    """Read one page: the :class:`PageReading` and what was found where (for overlays).
+
+    With ``defer_text`` the header's written text fields are cut out but not
+    read: they come back in :attr:`PageAnalysis.pending_text` for one
+    tesseract run over many pages (:func:`read_pages` does this).
+    """
     import time
 
     tick = clock or time.perf_counter
@@ -316,11 +356,11 @@ def analyse_page(
     image = page.image
     jobs: list[tuple[int, str, np.ndarray, np.ndarray]] = []
     for board, bfit in zip(template.boards, boards, strict=True):
-        amounts = _presence(bfit, board)
+        amounts = _presence(bfit, board, specks=image.ndim == 2)
         for name in board.cells:
             cell = board.cells[name]
             # Specks and dust scale with the area: the long centre strip needs a little more.
-            if amounts[name] < PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0):
+            if amounts[name] < presence_bar(cell):
                 continue
             quad = bfit.cell_quad(name)
             ink = cell_ink(image, quad, board, name)
@@ -364,13 +404,18 @@ def analyse_page(
         "method": {"value": fit.method, "confidence": 1.0},
         "template": {"value": template.name, "confidence": 1.0},
     }
+    pending: tuple[tuple[str, np.ndarray], ...] = ()
     if header:
-        from digitise.vision.header import read_header
+        from digitise.vision.header import number_fields, ocr_fields, text_field_images
 
-        fields.update(read_header(image, fit.homography, template, reader))
+        fields.update(number_fields(image, fit.homography, template, reader))
+        pending = tuple(text_field_images(image, fit.homography, template))
+        if not defer_text:
+            fields.update(ocr_fields(pending))
+            pending = ()
     timings["header"] = tick() - t3
     page_reading = PageReading(page.source, page.number, readings, fields)
-    return page_reading, PageAnalysis(fit, boards, tuple(seen), timings)
+    return page_reading, PageAnalysis(fit, boards, tuple(seen), timings, pending)
 
 
 def read_page(page: PageImage, template: Template | Sequence[Template], reader: CellAnalyser | None = None, *, header: bool = True) -> PageReading:
@@ -411,6 +456,7 @@ def read_pages(
     """
     templates = resolve_templates(template)
     pages: list[PageReading] = []
+    texts: list[tuple[tuple[str, np.ndarray], ...]] = []
     errors: list[DigitiseError] = []
     for path in paths:
         try:
@@ -419,17 +465,25 @@ def read_pages(
                     errors.append(item)
                     continue
                 try:
-                    reading, analysis = analyse_page(item, templates, reader, header=header)
+                    # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
+                    reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True)
                 except PageError as exc:
                     errors.append(exc)
                     continue
                 pages.append(reading)
+                texts.append(analysis.pending_text)
                 if debug_dir is not None:
                     from digitise.vision.debug import write_overlay
 
                     write_overlay(item, analysis, Path(debug_dir), overwrite=overwrite)
         except InputError as exc:
             errors.append(exc)
+    if any(texts):
+        from digitise.vision.header import ocr_pages
+
+        for k, text in enumerate(ocr_pages(texts)):
+            if text:
+                pages[k] = replace(pages[k], header={**pages[k].header, **text})
     return ReadOutcome(Readings(tuple(pages)), tuple(errors))
 
 

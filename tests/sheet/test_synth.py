@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -323,3 +324,38 @@ def test_documented_ranges_match_the_code() -> None:
     readme = Path(__file__).resolve().parents[2] / "samples" / "README.md"
     if readme.is_file():
         assert "photocopy" in readme.read_text(encoding="utf-8")
+
+
+def test_centre_dice_are_one_line_at_the_writers_size(a4: Template, glyph_bank: GlyphBank,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unplayed dice go in the long centre strip on one line, as tall as in a point square (the X goes over them)."""
+    from digitise.sheet import handwriting
+    from digitise.sheet.synth import CENTRE_MAX_HEIGHT, _centre_spot
+
+    drawn: list[tuple[float, float]] = []
+    original = handwriting.draw_glyph
+
+    def spy(ink: np.ndarray, glyph: np.ndarray, **kwargs: Any) -> tuple[float, float, float, float]:
+        drawn.append((kwargs["y"], kwargs["height"]))
+        return original(ink, glyph, **kwargs)
+
+    monkeypatch.setattr(handwriting, "draw_glyph", spy)
+    s = px_per_mm(200)
+    cells = a4.board(1).cells
+    centre = cells["centre"].scaled(s)
+    point_h = cells["B1"].h * s
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        style = handwriting.random_style(rng, mess=0.7)
+        ink = np.zeros((int(centre.bottom) + 50, int(centre.right) + 50), np.uint8)
+        digit_h = min(point_h * style.size, centre.h * CENTRE_MAX_HEIGHT)
+        for digits in ((6, 5), (1, 1, 1, 1), (3, 3, 3)):
+            drawn.clear()
+            handwriting.write_digits(ink, glyph_bank, digits, _centre_spot(centre, digit_h, len(digits), rng), style,
+                                     rng, lut=handwriting.weight_lut(style.weight, style.opacity), one_line=True,
+                                     digit_h=digit_h)
+            baselines = [y for y, _ in drawn]
+            # One line: the baselines differ by the hand's jitter only (a second line is a digit lower).
+            assert max(baselines) - min(baselines) < 0.4 * digit_h, (seed, digits)
+            # Not shrunk: the strip is long enough for the digits at the writer's size.
+            assert min(h for _, h in drawn) > 0.75 * digit_h, (seed, digits)

@@ -146,3 +146,35 @@ def test_no_grid_on_a_photo_of_something_else(a4: Template) -> None:
         centre = (int(rng.integers(0, 1200)), int(rng.integers(0, 900)))
         cv2.circle(photo, centre, int(rng.integers(10, 120)), int(rng.integers(0, 255)), -1)
     assert find_grid(photo, a4) is None
+
+
+def test_a_stroke_along_a_line_does_not_bend_the_board(a4: Template) -> None:
+    """A pen stroke beside a printed line that faded over two squares: the crossings stay on the line."""
+    sheet = make_sheet(a4, written=WRITTEN)
+    image = sheet.image.copy()
+    board = a4.board(4)
+    left, right = board.cells["W8"], board.cells["W7"]
+    s = TEST_DPI / 25.4
+    x0, x1 = round((left.x + 0.4) * s), round((right.right - 0.4) * s)
+    # The squares' top line gone (a fold, toner that did not take), a stroke 1.4 mm below it instead.
+    cv2.rectangle(image, (x0, round((left.y - 0.5) * s)), (x1, round((left.y + 0.5) * s)), 255, -1)
+    y = round((left.y + 1.4) * s)
+    cv2.line(image, (x0, y), (x1, y), 0, max(1, round(0.4 * s)))
+    fit = refine_board(image, sheet.mm_to_px, board)
+    worst = max(sheet.cell_error_mm(fit.cell_quad(n), r) for n, r in board.cells.items())
+    assert worst < 0.5
+
+
+def test_faint_lines_beside_heavy_ink_are_found(a4: Template) -> None:
+    """Light lines (a bright, blurred photo) on a board with thick black writing: the lines still count."""
+    written = {(2, name): "5" for name in ("B1", "B3", "B5", "W2", "W4", "W6")}
+    sheet = make_sheet(a4, written=written, line_grey=0.62)
+    image = cv2.GaussianBlur(sheet.image, (0, 0), 1.0)
+    s = TEST_DPI / 25.4
+    centre = a4.board(2).cells["centre"]
+    cv2.line(image, (round(centre.x * s), round(centre.y * s)), (round((centre.x + 20) * s), round(centre.bottom * s)), 0,
+             max(2, round(0.8 * s)))
+    fit = refine_board(image, sheet.mm_to_px, a4.board(2))
+    assert fit.found > 0.9
+    worst = max(sheet.cell_error_mm(fit.cell_quad(n), r) for n, r in a4.board(2).cells.items())
+    assert worst < 0.5

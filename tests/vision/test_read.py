@@ -175,3 +175,17 @@ def test_with_the_shipped_model(a4: Template) -> None:
     assert set(reading.boards[0].cells) == {"B7"}
     assert set(reading.boards[2].cells) == {"W2"}
     assert all(0.0 <= c.probability <= 1.0 for b in reading.boards for cs in b.cells.values() for c in cs)
+
+
+def test_a_toner_speck_alone_in_a_square_is_not_writing(a4: Template) -> None:
+    """A photocopy (grey page): a lone black speck leaves its square empty; the written squares still count."""
+    sheet = make_sheet(a4, written=WRITTEN, markers=False, line_grey=0.3)
+    image = sheet.image.copy()
+    assert image.ndim == 2
+    s = image.shape[1] / a4.page_mm[0]
+    for index, name in ((6, "B3"), (7, "W9")):
+        cell = a4.board(index).cells[name]
+        cv2.circle(image, (round((cell.x + cell.w / 2) * s), round((cell.y + cell.h / 2) * s)), round(0.35 * s), 0, -1)
+    reader = RecordingReader()
+    _, analysis = analyse_page(PageImage("copy.png", 1, image), a4, reader, header=False)
+    assert {(c.board, c.name) for c in analysis.cells} == set(WRITTEN)
