@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import io
 import logging
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -129,7 +131,84 @@ def _check_size(image: np.ndarray, path: Path, number: int) -> PageImage | PageE
     return PageImage(str(path), number, image)
 
 
+#: PNG colour types the fast decoder reads (8 bits a sample): the pixel format it is asked for.
+_WUFFS_FORMATS = {0: "Y", 2: "BGR"}
+_wuffs_decoders: dict[str, Any] = {}
+
+
+def _wuffs_decoder(pixel_format: str) -> Any | None:
+    """A Wuffs PNG decoder giving ``pixel_format`` (made once per process), or None without pywuffs."""
+    if pixel_format not in _wuffs_decoders:
+        try:
+            from pywuffs import ImageDecoderType, PixelFormat
+            from pywuffs.aux import ImageDecoder, ImageDecoderConfig
+        except ImportError:  # pragma: no cover - pywuffs is a dependency; OpenCV reads the same files
+            return None
+        config = ImageDecoderConfig()
+        config.enabled_decoders = [ImageDecoderType.PNG]
+        config.pixel_format = getattr(PixelFormat, pixel_format)
+        _wuffs_decoders[pixel_format] = ImageDecoder(config)
+    return _wuffs_decoders[pixel_format]
+
+
+def _chunks_sound(data: bytes) -> bool:
+    """True when every chunk's CRC-32 checks out up to IEND and none is a transparency chunk.
+
+    Wuffs does not check chunk CRCs: a damaged file would come out as a
+    damaged picture. libpng refuses it, so such a file goes to OpenCV for
+    its error message (the check costs ~7 ms on a 10 MB page).
+    """
+    view = memoryview(data)
+    at = 8
+    while at + 12 <= len(data):
+        length = int.from_bytes(view[at:at + 4], "big")
+        end = at + 8 + length
+        if end + 4 > len(data):
+            return False
+        kind = bytes(view[at + 4:at + 8])
+        if kind == b"tRNS" or zlib.crc32(view[at + 4:end]) != int.from_bytes(view[end:end + 4], "big"):
+            return False
+        if kind == b"IEND":
+            return True
+        at = end + 4
+    return False
+
+
+def _decode_png_fast(data: bytes) -> np.ndarray | None:
+    """An 8-bit grey or colour PNG decoded by Wuffs, or None to leave the file to OpenCV.
+
+    A 300-dpi colour scan is about 10 MB of deflate: OpenCV's libpng (zlib)
+    inflates it in ~150 ms, Wuffs in ~110 with the same pixels
+    (benchmarks/README.md). Only the plain cases come here: 8 bits a sample,
+    grey or RGB, not interlaced, no transparency chunk; anything else (16 bits, palette,
+    alpha) and any file that is damaged (a bad chunk CRC, or Wuffs says so) goes
+    to OpenCV, whose result and error messages are the reference.
+    """
+    # Signature, then IHDR: length, type, width, height, bit depth, colour type, compression, filter, interlace.
+    if len(data) < 33 or data[12:16] != b"IHDR" or data[24] != 8 or data[28] != 0:
+        return None
+    pixel_format = _WUFFS_FORMATS.get(data[25])
+    if pixel_format is None:
+        return None
+    if not _chunks_sound(data):
+        return None
+    decoder = _wuffs_decoder(pixel_format)
+    if decoder is None:  # pragma: no cover
+        return None
+    result = decoder.decode(data)
+    if result.error_message:
+        return None
+    image: np.ndarray = result.pixbuf
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if image.shape[:2] != (height, width):  # pragma: no cover - defensive: never seen
+        return None
+    return image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image
+
+
 def _decode_single(data: bytes, path: Path) -> np.ndarray:
+    fast = _decode_png_fast(data) if data.startswith(b"\x89PNG\r\n\x1a\n") else None
+    if fast is not None:
+        return _to_uint8(fast)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
         raise InputError("cannot decode the image (truncated or damaged file)", path)

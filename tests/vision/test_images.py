@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from digitise.errors import InputError, PageError
-from digitise.vision.images import PageImage, iter_pages, load_pages, pdf_render_scale
+from digitise.vision.images import PageImage, _decode_png_fast, iter_pages, load_pages, pdf_render_scale
 
 
 def _page(value: int = 200, size: tuple[int, int] = (600, 450)) -> np.ndarray:
@@ -96,6 +96,46 @@ def test_truncated_png(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="truncated") as info:
         load_pages(target)
     assert str(target) in info.value.message
+
+
+def test_fast_png_decoder_gives_opencvs_pixels(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    colour = rng.integers(0, 256, (420, 610, 3), dtype=np.uint8)
+    grey = rng.integers(0, 256, (420, 610), dtype=np.uint8)
+    for name, image in (("colour.png", colour), ("grey.png", grey)):
+        ok, data = cv2.imencode(".png", image)
+        assert ok
+        fast = _decode_png_fast(data.tobytes())
+        assert fast is not None and np.array_equal(fast, image)
+        (page,) = load_pages(_write(tmp_path / name, data.tobytes()))
+        assert isinstance(page, PageImage) and np.array_equal(page.image, image)
+    # What the fast path leaves to OpenCV: 16 bits a sample, alpha.
+    ok, deep = cv2.imencode(".png", colour.astype(np.uint16) * 257)
+    assert ok and _decode_png_fast(deep.tobytes()) is None
+    ok, alpha = cv2.imencode(".png", np.dstack([colour, grey]))
+    assert ok and _decode_png_fast(alpha.tobytes()) is None
+
+
+def test_damaged_png_is_an_error_not_a_damaged_picture(tmp_path: Path) -> None:
+    image = np.random.default_rng(4).integers(0, 256, (420, 610, 3), dtype=np.uint8)
+    ok, encoded = cv2.imencode(".png", image)
+    assert ok
+    data = bytearray(encoded.tobytes())
+    # One byte changed inside the pixel data: the chunk's CRC no longer matches.
+    data[len(data) // 2] ^= 0x55
+    target = _write(tmp_path / "damaged.png", bytes(data))
+    with pytest.raises(InputError, match="truncated or damaged") as info:
+        load_pages(target)
+    assert str(target) in info.value.message
+    # Cut just before the end chunk: still a clear error, not a page.
+    target = _write(tmp_path / "short.png", encoded.tobytes()[:-30])
+    with pytest.raises(InputError, match="truncated or damaged"):
+        load_pages(target)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
 
 
 def test_missing_and_empty_files(tmp_path: Path) -> None:
