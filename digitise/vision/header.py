@@ -58,11 +58,12 @@ def _field_ink(grey: np.ndarray, homography: np.ndarray, rect: Any, px_per_mm: f
     return extract_ink(patch, [m * p, (m + rect.h) * p], [m * p, (m + rect.w) * p], px_per_mm=p, own=own)
 
 
-def number_fields(image: np.ndarray, homography: np.ndarray, template: Template, reader: Any) -> dict[str, Any]:
-    """The digit fields (match length, page number) read by the cell reader, only those with writing."""
+def number_fields(image: np.ndarray, homography: np.ndarray, template: Template, reader: Any,
+                  names: Sequence[str] = NUMBER_FIELDS) -> dict[str, Any]:
+    """The digit fields ``names`` (match length, page number) read by the cell reader, only those with writing."""
     fields: dict[str, Any] = {}
     jobs = []
-    for name in NUMBER_FIELDS:
+    for name in names:
         rect = template.fields.get(name)
         if rect is None:
             continue

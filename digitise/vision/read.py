@@ -65,6 +65,9 @@ MIN_INK_MM2 = 0.25
 MIN_BOARDS = 6
 #: A page smaller than this (px per mm) cannot be read.
 MIN_PX_PER_MM = 4.0
+#: A match's own header fields (length, players, event...) are read from this many pages with a written
+#: header, enough for the solver's vote to outvote one misread; later pages give their page number only.
+HEADER_PAGES = 3
 
 
 class CellAnalyser(Protocol):
@@ -337,12 +340,15 @@ def analyse_page(
     header: bool = True,
     clock: Callable[[], float] | None = None,
     defer_text: bool = False,
+    match_fields: bool = True,
 ) -> tuple[PageReading, PageAnalysis]:
     """Read one page: the :class:`PageReading` and what was found where (for overlays).
 
     With ``defer_text`` the header's written text fields are cut out but not
     read: they come back in :attr:`PageAnalysis.pending_text` for one
-    tesseract run over many pages (:func:`read_pages` does this).
+    tesseract run over many pages (:func:`read_pages` does this). Without
+    ``match_fields`` the header gives the page number only, not the fields
+    that are the same on every page of a match (length, players, event...).
     """
     import time
 
@@ -406,10 +412,11 @@ def analyse_page(
     }
     pending: tuple[tuple[str, np.ndarray], ...] = ()
     if header:
-        from digitise.vision.header import number_fields, ocr_fields, text_field_images
+        from digitise.vision.header import NUMBER_FIELDS, number_fields, ocr_fields, text_field_images
 
-        fields.update(number_fields(image, fit.homography, template, reader))
-        pending = tuple(text_field_images(image, fit.homography, template))
+        fields.update(number_fields(image, fit.homography, template, reader,
+                                    NUMBER_FIELDS if match_fields else ("page",)))
+        pending = tuple(text_field_images(image, fit.homography, template)) if match_fields else ()
         if not defer_text:
             fields.update(ocr_fields(pending))
             pending = ()
@@ -452,12 +459,18 @@ def read_pages(
     """Read every page of every file in order; bad files and pages are collected, not fatal.
 
     ``template`` is a template, a paper name or geometry file, or None to
-    find the paper from each page. Raises only for a bad template.
+    find the paper from each page. Raises only for a bad template. The
+    paths are one match: the header fields it shares (length, players,
+    event...) are read from its first HEADER_PAGES pages whose header holds
+    writing, every page's own number from every page.
     """
     templates = resolve_templates(template)
     pages: list[PageReading] = []
     texts: list[tuple[tuple[str, np.ndarray], ...]] = []
     errors: list[DigitiseError] = []
+    # Pages whose header held the match's fields: cutting and reading them costs ~50 ms a page (with
+    # its share of tesseract), a tenth of a page's time, for what a match repeats on every page.
+    headed = 0
     for path in paths:
         try:
             for item in iter_pages(path):
@@ -466,10 +479,13 @@ def read_pages(
                     continue
                 try:
                     # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
-                    reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True)
+                    reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True,
+                                                     match_fields=headed < HEADER_PAGES)
                 except PageError as exc:
                     errors.append(exc)
                     continue
+                if analysis.pending_text or "match_length" in reading.header:
+                    headed += 1
                 pages.append(reading)
                 texts.append(analysis.pending_text)
                 if debug_dir is not None:

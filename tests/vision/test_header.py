@@ -13,6 +13,7 @@ import pytest
 
 from digitise.sheet.geometry import Template
 from digitise.vision import header
+from digitise.vision import read as read_mod
 from digitise.vision.header import TESSERACT_MISSING, ocr_fields, ocr_pages, text_field_images
 from digitise.vision.ink import CELL_MARGIN_MM
 from digitise.vision.read import read_pages
@@ -139,4 +140,32 @@ def test_read_pages_reads_every_header_with_one_tesseract_run(a4: Template, tmp_
     assert len(runs) == 1
     assert [p.header["event"]["value"] for p in outcome.readings.pages] == ["OPEN", "FINAL"]
     # The page's own fields stay beside the text.
+    assert all(p.header["method"]["value"] == "markers" for p in outcome.readings.pages)
+
+
+def test_a_matchs_fields_are_read_from_its_first_written_headers_only(a4: Template, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    cut: list[int] = []
+    real = header.text_field_images
+
+    def spy(image: np.ndarray, homography: np.ndarray, template: Template) -> list[tuple[str, np.ndarray]]:
+        cut.append(1)
+        return real(image, homography, template)
+
+    monkeypatch.setattr(header, "text_field_images", spy)
+    monkeypatch.setattr(header, "ocr_pages", lambda pages: [{name: {"value": "X", "confidence": 1.0} for name, _ in p}
+                                                            for p in pages])
+    paths = []
+    # A blank header first (it does not count), then pages that all repeat the event.
+    for k in range(read_mod.HEADER_PAGES + 3):
+        image = make_sheet(a4).image.copy()
+        if k > 0:
+            _write_field(image, a4, "event", "OPEN")
+        path = tmp_path / f"page{k}.png"
+        assert cv2.imwrite(str(path), image)
+        paths.append(path)
+    outcome = read_pages(paths, a4, RecordingReader(), header=True)
+    assert len(cut) == 1 + read_mod.HEADER_PAGES
+    assert ["event" in p.header for p in outcome.readings.pages] == [False] + [True] * read_mod.HEADER_PAGES + [False] * 2
+    # Every page still says how it was found.
     assert all(p.header["method"]["value"] == "markers" for p in outcome.readings.pages)
