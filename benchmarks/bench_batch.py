@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # A sibling script, not a package: found through sys.path above.
-from bench_end_to_end import render, run_batch
+from bench_end_to_end import adopt_orphans, reap_orphans, render, run_batch
 
 
 def children_cpu() -> float:
@@ -45,11 +45,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = sum(pages.values())
     print(f"{len(pages)} matches, {total} pages (300-dpi PNG, medium damage) in {folder}", file=sys.stderr)
     rows = []
+    # The forkserver of --jobs 2 outlives the batch process: adopted and waited for, its workers' CPU counts.
+    adopt_orphans()
     for jobs, cpus in ((1, "0"), (2, "0,1")):
         best: tuple[float, float] | None = None
         for _ in range(args.repeat):
+            reap_orphans()
             cpu0 = children_cpu()
             seconds, code, stderr = run_batch(folder, args.work / f"out-{jobs}", jobs, cpus)
+            reap_orphans()
             cpu = children_cpu() - cpu0
             if code not in (0, 1):
                 print(f"batch --jobs {jobs}: exit {code}\n{stderr[-2000:]}", file=sys.stderr)

@@ -288,15 +288,43 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def adopt_orphans() -> None:
+    """Become the parent of descendants whose parent exits first (Linux only; else a no-op).
+
+    ``batch --jobs 2`` runs its workers under a forkserver that outlives the
+    batch process, so nobody waited for it and its CPU time (the workers',
+    which it waits for) never reached :func:`children_cpu`.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def reap_orphans() -> None:
+    """Wait for every adopted descendant (the forkserver), so its CPU time counts."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def speed(indices: Sequence[int], seed_start: int, work: Path, jobs: int) -> list[tuple[str, int, float, float, float]]:
     """Pages/s of ``digitise batch`` at 1 job on core 0 and 2 jobs on cores 0-1, 300-dpi PNG medium pages."""
     folder = work / "speed" / "pages"
     pages = render(indices, seed_start, "medium", folder, 300, "png", jobs)
     total = sum(pages.values())
     rows = []
+    adopt_orphans()
     for n, cpus in ((1, "0"), (2, "0,1")):
+        reap_orphans()
         cpu0 = children_cpu()
         seconds, code, stderr = run_batch(folder, work / "speed" / f"out-{n}", n, cpus)
+        reap_orphans()
         cpu = children_cpu() - cpu0
         if code not in (0, 1):
             print(f"batch --jobs {n} exit {code}: {stderr[-500:]}", file=sys.stderr)
