@@ -24,6 +24,7 @@ from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import (
     BoardReading,
     CellReading,
+    PageReading,
     Readings,
     certain_reading,
     paginate,
@@ -390,3 +391,22 @@ def test_solved_noisy_matches_are_legal() -> None:
         readings = paginate(noisy_readings(marks, seed=MATCHES.index(path), profile=HEAVY), "noisy")
         result = solve(readings, players=match.players, length=match.length)
         assert _illegal_actions(result.match) == [], path.name
+
+
+@pytest.mark.skipif(len(MATCHES) < 2, reason="../shared/data/matches not found")
+def test_a_page_of_another_match_is_left_out_and_the_match_read_right() -> None:
+    """A stranger page in the pile: its boards are set aside (flagged), every real turn still right."""
+    ours, theirs = read_mat(MATCHES[0]).match, read_mat(MATCHES[5]).match
+    boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(ours))]
+    stranger = [certain_reading(k + 1, b.marks) for k, b in enumerate(encode_match(theirs)[40:48])]
+    real = paginate(boards, "ours")
+    pages = list(real.pages)
+    pages.insert(2, PageReading("theirs", 3, tuple(stranger)))
+    # Renumber the pages as a scanner pile would: in order, the stranger among them.
+    readings = Readings(tuple(PageReading(p.source, n, p.boards) for n, p in enumerate(pages, 1)))
+    result = solve(readings, players=ours.players, length=ours.length)
+    found = compare(ours, result.match, result.report)
+    assert found.right == found.turns and found.silent == 0
+    left_out = [s for s in result.report["skipped"] if "another match" in s["reasons"][0]]
+    assert [(s["page"], s["board"]) for s in left_out] == [(3, k) for k in range(1, 9)]
+    assert all(s["flagged"] for s in left_out)

@@ -7,7 +7,11 @@ written digits, candidate plays are the legal plays of those rolls, each
 scored by how well its marks agree with the readings), doubles and their
 answers (a take when the doubler rolls next, a drop when a new game starts or
 the doubler's result square says so), resignations (result squares), game
-ends, scores and the Crawford game. The match is always legal, so that GNU
+ends, scores and the Crawford game. Where the marks fit several plays of a
+roll, GNU Backgammon's judgement of the plays tips the balance
+(:mod:`digitise.solve.prior`: players rarely blunder). A page whose boards
+continue nothing (a page of another match in the pile) is left out whole
+when the match explains far better without it. The match is always legal, so that GNU
 Backgammon replays it: every play is one of ``legal_plays`` (an illegal move
 recorded is written as the nearest legal play), a double only where
 ``MatchState.may_double`` allows it (an arrow elsewhere is explained
@@ -31,7 +35,7 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   ...", "blank board inside a game", "unreadable centre", "arrow where no
   double is allowed", "result square reads N, not a legal value ...", "game
   does not end", "correction does not fit", "the game's end was not recorded
-  ...");
+  ...", "the page does not continue this match ...: left out" in ``skipped``);
 * ``follows``: ``{"page", "board"}`` of an earlier flagged board this turn's
   position rests on (it is not flagged itself: correcting that board
   re-decodes it), else null;
@@ -86,8 +90,10 @@ from digitise.game.rules import Roll
 from digitise.notation.mat import format_mat
 from digitise.notation.readings import Readings, load_readings
 from digitise.solve.evidence import BoardEvidence
+from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
     POOR_FIT,
+    FOREIGN,
     Event,
     Forced,
     Node,
@@ -120,7 +126,7 @@ class SolveResult:
 
 def solve(readings: Readings, *, players: tuple[str, str] | None = None, length: int | None = None,
           corrections: Mapping[tuple[int, int], str] | None = None,
-          review_below: float = REVIEW_BELOW) -> SolveResult:
+          review_below: float = REVIEW_BELOW, prior: PlayPrior | None = None) -> SolveResult:
     """Turn ``readings`` into the likeliest legal match and a report of how sure each turn is.
 
     ``players`` is (bottom, top); ``length`` the match length (0: unlimited).
@@ -151,11 +157,60 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     if not evidence:
         match = MatchRecord(length, players, ())
         return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
-    final = _search(evidence, length, forced)
-    return _build(best_path(final), places, evidence, length, players, review_below)
+    prior = prior if prior is not None else default_prior()
+    final = _search(evidence, length, forced, prior)
+    kept = list(range(len(evidence)))
+    tried: set[int] = set()
+    while len(tried) < STRANGER_TRIES:
+        # A page of another match slipped into the pile leaves every later board of its game
+        # explained from the wrong position: try the match without the page where trouble starts.
+        suspect = _stranger_page([places[i] for i in kept], best_path(final), tried)
+        if suspect is None:
+            break
+        tried.add(suspect)
+        others = [i for i in kept if places[i][0] != suspect or i in forced]
+        if len(others) == len(kept) or not others:
+            continue
+        index = {old: new for new, old in enumerate(others)}
+        trial = _search([evidence[i] for i in others], length,
+                        {index[i]: spec for i, spec in forced.items() if i in index}, prior)
+        # As costly as setting each written board of the page aside one by one (FOREIGN), and more.
+        written = sum(1 for i in kept if places[i][0] == suspect and evidence[i].listed)
+        if trial.score + STRANGER_PAGE + FOREIGN * written > final.score:
+            final, kept = trial, others
+    result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
+                    review_below)
+    if len(kept) < len(evidence):
+        left_out = set(range(len(evidence))) - set(kept)
+        result.report["skipped"] = sorted(
+            result.report["skipped"] + [
+                {"page": places[i][0], "board": places[i][1], "flagged": True, "reasons": [STRANGER_REASON]}
+                for i in sorted(left_out) if evidence[i].listed],
+            key=lambda s: (s["page"], s["board"]))
+        result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+    return result
 
 
-def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced]) -> Node:
+#: The cost of setting a whole page aside as belonging to another match.
+STRANGER_PAGE = -25.0
+STRANGER_REASON = "the page does not continue this match (a page from another match?): left out"
+#: Pages tried as strangers, at most, per match (each costs a search of the match).
+STRANGER_TRIES = 2
+
+
+def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[int]) -> int | None:
+    """The first page where the best explanation fits two or more boards badly (not yet tried), if any."""
+    troubles: dict[int, int] = {}
+    for node in path:
+        if node.board is not None and troubled(node):
+            page = places[node.board][0]
+            troubles[page] = troubles.get(page, 0) + 1
+            if troubles[page] >= 2 and page not in tried:
+                return page
+    return None
+
+
+def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
 
     The repairing search (see :meth:`Searcher.run`) finds plays the marks do
@@ -163,9 +218,9 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
     beam on a badly read match; whichever explains the whole match better is
     kept.
     """
-    _, final = Searcher(evidence, length, forced, repair=False).run()
+    _, final = Searcher(evidence, length, forced, repair=False, prior=prior).run()
     if any(node.board is not None and troubled(node) for node in best_path(final)):
-        _, again = Searcher(evidence, length, forced, repair=True).run()
+        _, again = Searcher(evidence, length, forced, repair=True, prior=prior).run()
         if again.score > final.score:
             final = again
     return final

@@ -24,6 +24,7 @@ from digitise.game.rules import ALL_ROLLS, Play, Roll, Step, game_value, is_clos
 from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
+from digitise.solve.prior import PlayPrior
 
 #: Hypotheses kept after each board, and how far below the best one may fall.
 BEAM = 8
@@ -211,6 +212,9 @@ class _Option:
     #: The state after the board, or how to make it: most options die unbuilt.
     state: State | Callable[[], State]
     tags: tuple[str, ...]
+    #: How likely a player is to choose this (log, <= 0): kept apart from ``local``, which says
+    #: how well the marks fit and decides what is flagged as unexplained.
+    prior: float = 0.0
 
     def built(self) -> tuple[tuple[Event, ...], State]:
         state = self.state() if callable(self.state) else self.state
@@ -222,8 +226,9 @@ class Searcher:
 
     def __init__(self, evidence: list[BoardEvidence], length: int,
                  forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
-                 repair: bool = True) -> None:
+                 repair: bool = True, prior: PlayPrior | None = None) -> None:
         self.evidence = evidence
+        self.prior = prior if prior is not None else PlayPrior(weight=0.0)
         self.length = length
         self.forced = forced or {}
         #: Boards on which the best hypotheses weigh every legal play of every roll: a confident
@@ -285,7 +290,7 @@ class Searcher:
                 # marks spell out, so a plausible misreading is scored and can be recovered later.
                 self._rank = rank
                 for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=rank < LEADERS):
-                    score = node.score + option.local
+                    score = node.score + option.local + option.prior
                     options.append((score, node, option))
                     top = max(top, score)
             options.sort(key=lambda o: -o[0])
@@ -611,6 +616,7 @@ class Searcher:
         """
         if roll.is_double:
             local += DOUBLET
+        play_prior = 0.0 if illegal else self.prior.log_prior(state.pos, roll, play)
         before = state.pos
         after = play.result if play is not None else before
         move = Event("move", side, roll, play, before, illegal=illegal)
@@ -620,11 +626,11 @@ class Searcher:
             value = game_value(after) or 1
             points = int(value) * state.cube.value
             events = pre + (move, Event("end", side, value=points))
-            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags))
+            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags, play_prior))
             return local
         best = local
         options.append(_Option(summary, local, pre + (move,),
-                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags))
+                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags, play_prior))
         for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
             for points, prior, wrong in _resign_values(ev, cell, state, winner):
@@ -636,7 +642,7 @@ class Searcher:
                 score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0) + prior
                 best = max(best, score)
                 options.append(_Option(summary + ("resign", winner, points), score, events,
-                                       _game_over(state, winner, points), tags + wrong))
+                                       _game_over(state, winner, points), tags + wrong, play_prior))
         return best
 
     def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
@@ -701,7 +707,7 @@ class Searcher:
         self._add_move(state, pre, pre_name, side, roll, chosen, cells, local, True, ev, [], options, why)
 
     def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
-        fitting = [replace(o, local=0.0) for o in options if _fits(o, forced)]
+        fitting = [replace(o, local=0.0, prior=0.0) for o in options if _fits(o, forced)]
         if fitting:
             return fitting
         return [replace(o, local=o.local - 30.0, tags=o.tags + ("correction does not fit",)) for o in options]

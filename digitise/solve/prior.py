@@ -1,0 +1,104 @@
+"""How likely a player is to choose a play: GNU Backgammon's evaluation as a prior.
+
+The marks on a board often fit two legal plays almost equally well (a "5"
+that may be a "3", a digit that may sit in the neighbouring square). What
+tips the balance in a person's reading of a scoresheet is that players choose
+sensible plays: a play that throws away a tenth of a game is rarely what
+was played. The prior is the equity a play gives up against the best play of
+the same roll, as GNU Backgammon's neural net judges it at 0-ply (the
+``gnubg-nn`` package, GNU Backgammon's own evaluator), times :data:`WEIGHT`.
+
+It is a prior, not a verdict: the readings outweigh it whenever they are
+clear, and it never moves a turn's confidence above what the marks allow
+by more than a blunder's worth (a few nats). Without ``gnubg-nn`` the prior
+is flat (every play 0), so the solver still works, only less sure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from digitise.game.position import Position
+from digitise.game.rules import Play, Roll
+
+log = logging.getLogger(__name__)
+
+#: Nats per unit of cubeless equity given up: a 0.1 blunder is about 2.7 times less likely than the best play.
+WEIGHT = 10.0
+#: No play is made less likely than this by the prior alone (a recorded blunder stays possible).
+FLOOR = -2.0
+
+_Evaluator = Callable[[Position, Roll], dict[str, float]]
+
+
+def _gnubg_evaluator() -> _Evaluator | None:
+    try:
+        import gnubg_nn  # type: ignore[import-not-found]
+    except ImportError:  # the prior is an aid; reading works without it
+        log.warning("gnubg-nn is not installed: the solver weighs every legal play alike")
+        return None
+
+    def evaluate(pos: Position, roll: Roll) -> dict[str, float]:
+        board = [list(pos.theirs[1:26]), list(pos.mine[1:26])]
+        found = gnubg_nn.best_move(board, roll.high, roll.low, list=1)
+        return {key: float(equity) for key, _steps, _probs, equity in found[1]}
+
+    return evaluate
+
+
+class PlayPrior:
+    """Log-prior of each legal play of a roll, cached per (position, roll)."""
+
+    def __init__(self, evaluator: _Evaluator | None = None, *, weight: float = WEIGHT, floor: float = FLOOR) -> None:
+        self._evaluate = evaluator if evaluator is not None else _gnubg_evaluator()
+        self.weight = weight
+        self.floor = floor
+        self._cache: dict[tuple[Position, Roll], tuple[dict[str, float], float]] = {}
+
+    @property
+    def active(self) -> bool:
+        """Whether plays are weighed at all (GNU Backgammon's net is there)."""
+        return self._evaluate is not None and self.weight > 0.0
+
+    def log_prior(self, pos: Position, roll: Roll, play: Play | None) -> float:
+        """The log-prior (<= 0) of ``play`` among the legal plays of ``roll`` from ``pos``."""
+        if play is None or not play.steps or not self.active:
+            return 0.0
+        key = (pos, roll)
+        found = self._cache.get(key)
+        if found is None:
+            assert self._evaluate is not None
+            try:
+                equities = self._evaluate(pos, roll)
+            except Exception as exc:  # noqa: BLE001 - an odd position must not stop the solver
+                log.debug("gnubg-nn could not evaluate %s %s: %s", pos, roll, exc)
+                equities = {}
+            found = (equities, max(equities.values(), default=0.0))
+            if len(self._cache) > 50000:
+                self._cache.clear()
+            self._cache[key] = found
+        equities, best = found
+        if not equities:
+            return 0.0
+        equity = equities.get(_key(play.result))
+        if equity is None:
+            return 0.0
+        return max(self.weight * (equity - best), self.floor)
+
+
+def _key(result: Position) -> str:
+    import gnubg_nn
+
+    return str(gnubg_nn.key_of_board([list(result.mine[1:26]), list(result.theirs[1:26])]))
+
+
+_DEFAULT: PlayPrior | None = None
+
+
+def default_prior() -> PlayPrior:
+    """The prior on GNU Backgammon's net, made once per process (its cache serves every match)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = PlayPrior()
+    return _DEFAULT
