@@ -92,8 +92,8 @@ from digitise.notation.readings import Readings, load_readings
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
-    POOR_FIT,
     FOREIGN,
+    POOR_FIT,
     Event,
     Forced,
     Node,
