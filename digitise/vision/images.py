@@ -133,22 +133,23 @@ def _check_size(image: np.ndarray, path: Path, number: int) -> PageImage | PageE
 
 #: PNG colour types the fast decoder reads (8 bits a sample): the pixel format it is asked for.
 _WUFFS_FORMATS = {0: "Y", 2: "BGR"}
-_wuffs_decoders: dict[str, Any] = {}
 
 
 def _wuffs_decoder(pixel_format: str) -> Any | None:
-    """A Wuffs PNG decoder giving ``pixel_format`` (made once per process), or None without pywuffs."""
-    if pixel_format not in _wuffs_decoders:
-        try:
-            from pywuffs import ImageDecoderType, PixelFormat
-            from pywuffs.aux import ImageDecoder, ImageDecoderConfig
-        except ImportError:  # pragma: no cover - pywuffs is a dependency; OpenCV reads the same files
-            return None
-        config = ImageDecoderConfig()
-        config.enabled_decoders = [ImageDecoderType.PNG]
-        config.pixel_format = getattr(PixelFormat, pixel_format)
-        _wuffs_decoders[pixel_format] = ImageDecoder(config)
-    return _wuffs_decoders[pixel_format]
+    """A Wuffs PNG decoder giving ``pixel_format``, or None without pywuffs.
+
+    A new one per file (it costs a microsecond): a decoder keeps state, and
+    the review server loads pages from several threads.
+    """
+    try:
+        from pywuffs import ImageDecoderType, PixelFormat
+        from pywuffs.aux import ImageDecoder, ImageDecoderConfig
+    except ImportError:  # pragma: no cover - pywuffs is a dependency; OpenCV reads the same files
+        return None
+    config = ImageDecoderConfig()
+    config.enabled_decoders = [ImageDecoderType.PNG]
+    config.pixel_format = getattr(PixelFormat, pixel_format)
+    return ImageDecoder(config)
 
 
 def _chunks_sound(data: bytes) -> bool:
