@@ -19,14 +19,20 @@ NUMBER_CELLS: frozenset[str] = frozenset({"Bres", "Wres"})
 BOARDS_PER_PAGE = 8
 
 
+def _squares(side: Side) -> tuple[str, ...]:
+    own, other = ("W", "B") if side is Side.BOTTOM else ("B", "W")
+    return (f"{own}off",) + tuple(f"{own}{p}" if p <= 12 else f"{other}{25 - p}" for p in range(1, 25))
+
+
+#: The square of each point 0-24, per side: the solver asks this hundreds of thousands of times a match.
+_SQUARES = {side: _squares(side) for side in Side}
+
+
 def cell_of_point(side: Side, point: int) -> str:
     """The square where ``side``'s point ``point`` (its own numbering; 0 = off) is written."""
-    if point == 0:
-        return "Woff" if side is Side.BOTTOM else "Boff"
-    if not 1 <= point <= 24:
+    if not 0 <= point <= 24:
         raise ValueError(f"no square for point {point}")
-    own, other = ("W", "B") if side is Side.BOTTOM else ("B", "W")
-    return f"{own}{point}" if point <= 12 else f"{other}{25 - point}"
+    return _SQUARES[side][point]
 
 
 def point_of_cell(side: Side, cell: str) -> int:

@@ -40,7 +40,7 @@ def _gnubg_evaluator() -> _Evaluator | None:
         return None
 
     def evaluate(pos: Position, roll: Roll) -> dict[str, float]:
-        board = [list(pos.theirs[1:26]), list(pos.mine[1:26])]
+        board = (pos.theirs[1:26], pos.mine[1:26])
         found = gnubg_nn.best_move(board, roll.high, roll.low, list=1)
         return {key: float(equity) for key, _steps, _probs, equity in found[1]}
 
@@ -90,7 +90,7 @@ class PlayPrior:
 def _key(result: Position) -> str:
     import gnubg_nn
 
-    return str(gnubg_nn.key_of_board([list(result.mine[1:26]), list(result.theirs[1:26])]))
+    return str(gnubg_nn.key_of_board((result.mine[1:26], result.theirs[1:26])))
 
 
 _DEFAULT: PlayPrior | None = None
