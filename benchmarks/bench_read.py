@@ -10,7 +10,8 @@ truth files:
 * written cells found: the cells holding ink that reach the cell reader
   (missing ones would be reported as certainly empty);
 * cell reading (needs the shipped glyph model): the top candidate equals the
-  written digits exactly, over every cell of every board that holds a turn
+  written digits exactly (in any order in point squares and the centre, as
+  the solver reads them; in order in result squares), over every cell of every board that holds a turn
   (empty cells included; an unlisted cell reads as empty); and the truth
   among the top 3;
 * the same per cell kind (centre strip, point and off squares, result
@@ -98,6 +99,13 @@ def _kind(name: str) -> str:
     return "result" if name.endswith("res") else "point"
 
 
+def _key(name: str) -> Any:
+    """How a cell's digits are compared: in order in result squares, as a multiset elsewhere."""
+    if name.endswith("res"):
+        return tuple
+    return lambda digits: tuple(sorted(digits))
+
+
 def _evaluate(level: str, pages: list[tuple[Path, dict[str, Any]]], reader: Any | None) -> dict[str, Any]:
     template = load_template("a4")
     stats: Counter[str] = Counter()
@@ -138,10 +146,13 @@ def _evaluate(level: str, pages: list[tuple[Path, dict[str, Any]]], reader: Any 
             stats["written_found"] += sum((board["index"], n) in seen for n in marked)
             got = by_index[board["index"]]
             for name in CELL_NAMES:
-                truth_digits = written.get(name, ())
+                # Point squares and the centre are compared as multisets (the solver reads them so);
+                # result squares as numbers.
+                key = _key(name)
+                truth_digits = key(written.get(name, ()))
                 candidates = got.cells.get(name, ())
-                top = candidates[0].digits if candidates else ()
-                top3 = [c.digits for c in candidates[:3]] or [()]
+                top = key(candidates[0].digits) if candidates else ()
+                top3 = [key(c.digits) for c in candidates[:3]] or [()]
                 stats["cells"] += 1
                 stats["top1"] += top == truth_digits
                 stats["top3"] += truth_digits in top3 or (not truth_digits and not candidates)

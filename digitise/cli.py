@@ -210,11 +210,36 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--cells", type=click.IntRange(100), default=14000, show_default=True, help="Synthetic cells to draw.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=2, show_default=True, help="Processes drawing cells.")
+@click.option("--cellnet", is_flag=True,
+              help="Train the whole-cell models instead (cellnet_point/centre.onnx): renders and reads synthetic pages.")
+@click.option("--matches", type=click.IntRange(1), default=140, show_default=True,
+              help="--cellnet: whole matches rendered for training.")
+@click.option("--centre-matches", type=click.IntRange(1), default=500, show_default=True,
+              help="--cellnet: matches of which only the boards with a written centre are rendered.")
+@click.option("--centre-epochs", type=click.IntRange(1), default=8, show_default=True,
+              help="--cellnet: epochs of the centre model (--epochs is the point model's).")
+@click.option("--cache", type=click.Path(path_type=Path, file_okay=False),
+              help="--cellnet: keep the generated cells here and reuse them.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, cells: int, seed: int, jobs: int,
+          cellnet: bool, matches: int, centre_matches: int, centre_epochs: int, cache: Path | None,
           force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
+    if cellnet:
+        from digitise.training.cellnet import CellNetOptions, train_cellnets
+
+        net_report = train_cellnets(CellNetOptions(output=output, glyphs=glyphs, matches=matches,
+                                                   centre_matches=centre_matches, epochs=epochs,
+                                                   centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
+                                                   overwrite=force),
+                                    progress=lambda line: click.echo(line, err=True))
+        for kind, figures in net_report.figures.items():
+            val = figures["validation"]
+            click.echo(f"{kind}: validation cells top-1 {val['top1']:.2%}, top-3 {val['top3']:.2%}, "
+                       f"ECE {val['ece_top1']:.3f}")
+        click.echo("wrote " + ", ".join(str(p) for p in net_report.models))
+        return
     from digitise.training.train import TrainOptions, train_classifier
 
     report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs, seed=seed,

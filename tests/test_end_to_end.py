@@ -138,9 +138,6 @@ def test_scan_sample_every_turn_right_or_flagged(scans: dict[str, Scanned], whic
         assert f"digitise review {scanned.report}" in scanned.stdout
 
 
-@pytest.mark.xfail(reason="known shortfall (2026-11-22): the shipped glyph model misreads about 1 board in 5 on the "
-                          "light samples and the solver carries a misread to the end of its game: 41 of 59 turns "
-                          "right on alice-bruno/light; see benchmarks/README.md, End to end", strict=False)
 def test_scan_sample_light_reads_nearly_everything(scans: dict[str, Scanned]) -> None:
     """Light damage, held-out glyphs: the reader and solver get (almost) every turn without help."""
     for which in ("alice-bruno/light", "chen-dana/light"):

@@ -24,6 +24,13 @@ removed) at about ``px_per_mm`` pixels per millimetre. The steps:
 
 The classifier is behind :class:`~digitise.vision.classifier.GlyphClassifier`;
 tests pass fakes.
+
+Point/off squares and the centre strip are read whole instead when the
+reader has the whole-cell models (:mod:`digitise.vision.cellnet`; the default
+reader has them when they are shipped): no segmentation, one small CNN per
+kind says how many times each dice value is written, and whether the digits
+are crossed or an arrow or letters are there. Result squares and header
+numbers (ordered numbers 0-9) are always segmented as above.
 """
 
 from __future__ import annotations
@@ -39,6 +46,17 @@ import numpy as np
 
 from digitise.errors import DigitiseError
 from digitise.notation.readings import CellReading
+from digitise.vision.cellnet import (
+    CENTRE_SHAPE,
+    POINT_SHAPE,
+    CellNet,
+    candidates_of,
+    cellnets_available,
+    load_cellnets,
+    prepare,
+    split_output,
+)
+from digitise.vision.cellnet import run as run_cellnet
 from digitise.vision.classifier import (
     GLYPH_SIZE,
     GlyphClassifier,
@@ -708,10 +726,14 @@ class CellReader:
         *,
         px_per_mm: float = PX_PER_MM,
         top: int = TOP_CANDIDATES,
+        cellnets: tuple[CellNet, CellNet | None] | None = None,
     ) -> None:
+        """``cellnets``: the whole-cell models (point, centre); without them every cell is segmented,
+        without the centre one the centre is."""
         self.classifier: GlyphClassifier = classifier if classifier is not None else load_classifier()
         self.px_per_mm = px_per_mm
         self.top = top
+        self.cellnets = cellnets
         classes = tuple(self.classifier.classes)
         self._classes = classes
         self._skip = class_indices(classes, ("other", "x", "arrow", "letter"))
@@ -736,7 +758,62 @@ class CellReader:
         return self.analyse_many([(ink, kind)])[0]
 
     def analyse_many(self, cells: Sequence[tuple[np.ndarray, CellKind]]) -> list[CellAnalysis]:
-        """Read many cells with one classifier call (much faster than one call per cell)."""
+        """Read many cells with one model call per model (much faster than one call per cell).
+
+        With the whole-cell models, point/off squares and the centre strip go
+        to them; result squares and header numbers are segmented.
+        """
+        if self.cellnets is None:
+            return self._segmented(cells)
+        kinds = (CellKind.POINT,) if self.cellnets[1] is None else (CellKind.POINT, CellKind.CENTRE)
+        whole = [i for i, (_, kind) in enumerate(cells) if kind in kinds]
+        rest = [i for i, (_, kind) in enumerate(cells) if kind not in kinds]
+        out: list[CellAnalysis | None] = [None] * len(cells)
+        # Point squares are read both ways and the two readings combined (see combine_readings);
+        # everything else one way. One batch per model either way.
+        points = [i for i in whole if cells[i][1] is CellKind.POINT] if COMBINE_POINTS else []
+        segmented = self._segmented([cells[i] for i in rest + points])
+        by_index = dict(zip(rest + points, segmented, strict=True))
+        for i, result in zip(whole, self._whole([cells[i] for i in whole]), strict=True):
+            out[i] = combine_readings(result, by_index[i], self.top) if i in by_index else result
+        for i in rest:
+            out[i] = by_index[i]
+        return [r for r in out if r is not None]
+
+    def _whole(self, cells: Sequence[tuple[np.ndarray, CellKind]]) -> list[CellAnalysis]:
+        """Cells read whole by the cell models (one batch per model)."""
+        assert self.cellnets is not None
+        point_net, centre_net = self.cellnets
+        kinds = [kind is CellKind.CENTRE for _, kind in cells]
+        outputs: list[np.ndarray | None] = [None] * len(cells)
+        for centre, net, shape in ((False, point_net, POINT_SHAPE), (True, centre_net, CENTRE_SHAPE)):
+            chosen = [i for i, c in enumerate(kinds) if c is centre]
+            if not chosen or net is None:
+                continue
+            try:
+                rows = run_cellnet(net, [prepare(cells[i][0], centre) for i in chosen], shape)
+            except DigitiseError:
+                raise
+            except Exception as exc:  # any failure of the model makes the cells unreadable
+                raise CellReadError(f"cell model failed: {type(exc).__name__}: {exc}") from exc
+            if not np.all(np.isfinite(rows)) or rows.min() < -1e-6 or rows.max() > 1 + 1e-6:
+                raise CellReadError("cell model answered non-probabilities")
+            for i, row in zip(chosen, rows, strict=True):
+                outputs[i] = row
+        results = []
+        for row, centre in zip(outputs, kinds, strict=True):
+            assert row is not None
+            split = split_output(row)
+            results.append(CellAnalysis(
+                candidates_of(split, self.top),
+                round(split.crossed, 6) if centre else 0.0,
+                round(split.arrow, 6),
+                round(split.letters, 6),
+            ))
+        return results
+
+    def _segmented(self, cells: Sequence[tuple[np.ndarray, CellKind]]) -> list[CellAnalysis]:
+        """Cells segmented into glyphs, every glyph classified in one call."""
         segmentations = [segment_cell(ink, self.px_per_mm, kind) for ink, kind in cells]
         glyphs: list[np.ndarray] = []
         for seg in segmentations:
@@ -817,6 +894,43 @@ class CellReader:
         )
 
 
+#: Read point squares both whole and segmented and combine the two (measured on the 100 medium
+#: pages of the end-to-end bench, 1374 point/off squares: top-1 wrong 62 times whole, 52 segmented,
+#: 36 combined).
+COMBINE_POINTS = True
+#: Probability a reading gets from a reader that did not list it, when combining.
+COMBINE_FLOOR = 0.01
+
+
+def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int) -> CellAnalysis:
+    """One point square read by both readers: a product of experts over the readings either lists.
+
+    Digits are compared as multisets (their order in a point square does not
+    matter). A reading's weight is the geometric mean of the two
+    probabilities (a reading one reader did not list gets COMBINE_FLOOR from
+    it): the product's ranking, with the confidence of two readers that
+    share most of their mistakes rather than of two independent ones. The
+    weights are normalised to the whole-cell reader's listed mass (which is
+    below 1 when it leaves mass on impossible readings).
+    """
+    def by_multiset(candidates: Sequence[CellReading]) -> dict[tuple[int, ...], float]:
+        out: dict[tuple[int, ...], float] = {}
+        for c in candidates:
+            key = tuple(sorted(c.digits))
+            out[key] = out.get(key, 0.0) + c.probability
+        return out
+
+    a, b = by_multiset(whole.candidates), by_multiset(segmented.candidates)
+    keys = sorted(set(a) | set(b))
+    weights = {k: math.sqrt(max(a.get(k, 0.0), COMBINE_FLOOR) * max(b.get(k, 0.0), COMBINE_FLOOR)) for k in keys}
+    total = sum(weights.values())
+    mass = min(1.0, sum(a.values())) if a else 1.0
+    ranked = sorted(keys, key=lambda k: (-weights[k], len(k), k))[:top]
+    candidates = tuple(CellReading(k, round(weights[k] / total * mass, 6)) for k in ranked
+                       if weights[k] / total * mass >= 1e-6)
+    return CellAnalysis(candidates, 0.0, max(whole.arrow, segmented.arrow), whole.letters)
+
+
 def _beam(digits: np.ndarray, skip: np.ndarray, allowed: np.ndarray, width: int) -> dict[tuple[int, ...], float]:
     """Most probable digit strings of a row of pieces, each piece a digit or nothing."""
     states: dict[tuple[int, ...], float] = {(): 1.0}
@@ -836,11 +950,23 @@ def _beam(digits: np.ndarray, skip: np.ndarray, allowed: np.ndarray, width: int)
 _DEFAULT_READER: CellReader | None = None
 
 
+#: Read point/off squares with the whole-cell model when it is shipped.
+USE_CELLNETS = True
+#: Read the centre strip with its whole-cell model too. Off: trained as long as this machine allowed
+#: (8 short epochs), it reads crossed digits worse than segmenting does (validation centres: 48 % of
+#: single crossed digits, 30 % of pairs, against about 70 % segmented); see benchmarks/README.md.
+USE_CENTRE_CELLNET = False
+
+
 def default_reader() -> CellReader:
-    """A reader on the shipped model, made once per process."""
+    """A reader on the shipped models, made once per process."""
     global _DEFAULT_READER
     if _DEFAULT_READER is None:
-        _DEFAULT_READER = CellReader()
+        nets: tuple[CellNet, CellNet | None] | None = None
+        if USE_CELLNETS and cellnets_available():
+            point, centre = load_cellnets()
+            nets = (point, centre if USE_CENTRE_CELLNET else None)
+        _DEFAULT_READER = CellReader(cellnets=nets)
     return _DEFAULT_READER
 
 

@@ -1,0 +1,335 @@
+"""`digitise train --cellnet`: reproduce the shipped whole-cell models (point squares, centre strip).
+
+Data (:mod:`digitise.training.celldata`): self-played matches rendered with
+the TRAIN glyphs, read back by the real page code, every cut cell labelled
+from the truth. The matches that train are written with the first nine
+tenths of each digit's TRAIN glyphs; validation matches (other seeds) with
+the last tenth, and fit the temperatures. Both models share one small
+architecture; their outputs are, per dice value 1-6, a softmax over how many
+times it is written (0-4), then sigmoids for letters, an X over the digits
+and a double's arrow (:mod:`digitise.vision.cellnet`).
+
+PyTorch is imported inside the functions that need it: a training-time
+extra, never needed to read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digitise.errors import InputError, MissingDependencyError
+from digitise.fileio import write_atomic
+from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
+from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
+from digitise.vision.cellnet import (
+    CENTRE_MODEL,
+    CENTRE_SHAPE,
+    MARKS,
+    MAX_COUNT,
+    POINT_MODEL,
+    POINT_SHAPE,
+    VALUES,
+    best_multisets,
+)
+
+log = logging.getLogger(__name__)
+
+HEADS = len(VALUES)
+COUNTS = MAX_COUNT + 1
+
+
+@dataclass(frozen=True, slots=True)
+class CellNetOptions:
+    """What `digitise train --cellnet` was asked to do."""
+
+    output: Path
+    glyphs: Path | None = None
+    #: Matches rendered whole (point squares and centres).
+    matches: int = 140
+    #: Matches of which only the boards with a written centre are rendered (centres are rare).
+    centre_matches: int = 500
+    #: Validation matches (whole, centre-only), written with the held-apart tenth of the TRAIN glyphs.
+    val_matches: tuple[int, int] = (30, 150)
+    epochs: int = 6
+    #: The centre model has five times fewer cells: more passes over them.
+    centre_epochs: int = 8
+    seed: int = 1
+    jobs: int = 2
+    threads: int = 2
+    #: Folder to keep the generated cells in and reuse them from (generation is most of the time).
+    cache: Path | None = None
+    overwrite: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CellNetReport:
+    """Where the models went and how they measured."""
+
+    models: tuple[Path, ...]
+    figures: dict[str, Any]
+
+
+# Seed ranges (all below 9000, the benchmarks' matches): whole matches, centre-only, validation.
+FIT_SEEDS, FIT_CENTRE_SEEDS, VAL_SEEDS, VAL_CENTRE_SEEDS = 0, 1000, 8000, 8100
+
+
+def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
+    """{"fit" | "val": {"point" | "centre": samples}}, generated or read from the cache."""
+    plans = {
+        "fit_normal": (range(FIT_SEEDS, FIT_SEEDS + options.matches), "fit", False),
+        "fit_centre": (range(FIT_CENTRE_SEEDS, FIT_CENTRE_SEEDS + options.centre_matches), "fit", True),
+        "val_normal": (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", False),
+        "val_centre": (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", True),
+    }
+    parts: dict[str, dict[str, CellSamples]] = {}
+    for name, (seeds, key, centre_only) in plans.items():
+        cached = {kind: options.cache / f"{name}_{kind}.npz" for kind in ("point", "centre")} if options.cache else {}
+        if cached and all(p.is_file() for p in cached.values()):
+            parts[name] = {kind: _load(p) for kind, p in cached.items()}
+            continue
+        start = time.perf_counter()
+        parts[name] = generate(list(seeds), key, centre_only=centre_only, glyphs=options.glyphs, jobs=options.jobs)
+        log.info("%s: %s cells in %.0f s", name, {k: len(v) for k, v in parts[name].items()}, time.perf_counter() - start)
+        for kind, path in cached.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            s = parts[name][kind]
+            np.savez(path, inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+    # Point squares from both kinds of matches; centres from the centre-only matches (whole matches
+    # add few, at ten times the cost).
+    return {
+        key: {"point": _concat(parts[f"{key}_normal"]["point"], parts[f"{key}_centre"]["point"]),
+              "centre": parts[f"{key}_centre"]["centre"]}
+        for key in ("fit", "val")
+    }
+
+
+def _load(path: Path) -> CellSamples:
+    with np.load(path) as data:
+        return CellSamples(data["inputs"], data["counts"], data["marks"], data["levels"])
+
+
+def _concat(a: CellSamples, b: CellSamples) -> CellSamples:
+    return CellSamples(*(np.concatenate([x, y]) for x, y in
+                         ((a.inputs, b.inputs), (a.counts, b.counts), (a.marks, b.marks), (a.levels, b.levels))))
+
+
+# --- model ----------------------------------------------------------------------------------------
+
+
+def build_model(torch: Any, shape: tuple[int, int]) -> Any:
+    """The whole-cell CNN for inputs of ``shape``: four conv stages, a small head, 33 logits."""
+    nn = torch.nn
+
+    def block(i: int, o: int) -> list[Any]:
+        return [nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+
+    h, w = shape[0] // 8, shape[1] // 8
+    # Pool the last map to a few regions: enough to say where the ink lies, few weights.
+    pool = (2, 2) if w <= 2 * h else (2, 4)
+    # ~6 M multiply-adds for a point square, ~16 M for the centre: a training epoch of 30 000 cells
+    # takes about two minutes on this 2-core machine.
+    return nn.Sequential(
+        *block(1, 16), nn.MaxPool2d(2),
+        *block(16, 24), nn.MaxPool2d(2),
+        *block(24, 48), nn.MaxPool2d(2),
+        *block(48, 64),
+        nn.AdaptiveAvgPool2d(pool), nn.Flatten(), nn.Dropout(0.2),
+        nn.Linear(64 * pool[0] * pool[1], 128), nn.ReLU(),
+        nn.Linear(128, HEADS * COUNTS + len(MARKS)),
+    )
+
+
+def _logits(torch: Any, model: Any, x: np.ndarray) -> np.ndarray:
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(x), 512):
+            batch = torch.from_numpy(x[start:start + 512, None].astype(np.float32) / 255.0)
+            out.append(model(batch).numpy())
+    return np.concatenate(out).astype(np.float64) if out else np.zeros((0, HEADS * COUNTS + len(MARKS)))
+
+
+def _fit(torch: Any, model: Any, data: CellSamples, epochs: int, seed: int, centre: bool,
+         progress: Callable[[str], None] | None) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    batch = 128
+    steps = epochs * ((len(data) + batch - 1) // batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps)
+    x = torch.from_numpy(data.inputs)
+    counts = torch.from_numpy(data.counts.astype(np.int64))
+    marks = torch.from_numpy(data.marks.astype(np.float32))
+    ce = torch.nn.CrossEntropyLoss()
+    bce = torch.nn.BCEWithLogitsLoss()
+    shift = 3 if centre else 2
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(data), generator=generator)
+        total, seen, start_time = 0.0, 0, time.perf_counter()
+        for start in range(0, len(data), batch):
+            idx = order[start:start + batch]
+            xb = x[idx, None].float() / 255.0
+            # Cutting is never exact: shifts of a few pixels.
+            dx, dy = (int(v) for v in torch.randint(-shift, shift + 1, (2,), generator=generator))
+            xb = torch.roll(xb, shifts=(dy, dx), dims=(2, 3))
+            out = model(xb)
+            head = out[:, :HEADS * COUNTS].reshape(-1, COUNTS)
+            loss = ce(head, counts[idx].reshape(-1)) * HEADS + bce(out[:, HEADS * COUNTS:], marks[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total += float(loss.detach()) * len(idx)
+            seen += len(idx)
+        message = f"epoch {epoch + 1}/{epochs}: loss {total / seen:.4f} ({time.perf_counter() - start_time:.0f} s)"
+        log.info(message)
+        if progress is not None:
+            progress(message)
+
+
+# --- calibration and figures ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Temperatures:
+    """One temperature for the six count heads, one per mark."""
+
+    counts: float
+    marks: tuple[float, float, float]
+
+
+def fit_temperatures(logits: np.ndarray, data: CellSamples) -> Temperatures:
+    """Temperatures minimising the validation NLL of the count heads and of each mark."""
+    heads = logits[:, :HEADS * COUNTS].reshape(-1, COUNTS)
+    counts = fit_temperature(heads, data.counts.reshape(-1))
+    marks = []
+    for k in range(len(MARKS)):
+        z = logits[:, HEADS * COUNTS + k]
+        if data.marks[:, k].min() == data.marks[:, k].max():
+            # Never (or always) there in this kind of cell: nothing to calibrate against.
+            marks.append(1.0)
+            continue
+        # A sigmoid is a softmax over (0, z): the same 1-D search.
+        marks.append(fit_temperature(np.stack([np.zeros_like(z), z], axis=1), data.marks[:, k]))
+    return Temperatures(counts, (marks[0], marks[1], marks[2]))
+
+
+def probabilities(logits: np.ndarray, t: Temperatures) -> np.ndarray:
+    """What the exported model answers: count softmaxes and mark sigmoids, temperatures applied."""
+    heads = softmax(logits[:, :HEADS * COUNTS].reshape(-1, COUNTS), t.counts).reshape(len(logits), HEADS * COUNTS)
+    marks = 1.0 / (1.0 + np.exp(-logits[:, HEADS * COUNTS:] / np.array(t.marks)))
+    return np.concatenate([heads, marks], axis=1)
+
+
+def cell_figures(p: np.ndarray, data: CellSamples) -> dict[str, Any]:
+    """Top-1 / top-3 of the cell readings (multisets), by digits written and by level; ECE of the top one."""
+    right1, right3, conf = [], [], []
+    for row, counts in zip(p, data.counts, strict=True):
+        truth = tuple(d for d, n in zip(VALUES, counts, strict=True) for _ in range(int(n)))
+        found = best_multisets(row[:HEADS * COUNTS].reshape(HEADS, COUNTS), 3)
+        right1.append(bool(found) and found[0][0] == truth)
+        right3.append(any(digits == truth for digits, _ in found))
+        conf.append(found[0][1] if found else 0.0)
+    r1, r3, c = np.array(right1), np.array(right3), np.array(conf)
+    n = data.counts.sum(axis=1)
+    by_digits = {str(k) if k < 4 else "4": round(float(r1[(n == k)].mean()), 4) for k in range(5) if (n == k).any()}
+    by_level = {LEVEL_NAMES[k]: round(float(r1[data.levels == k].mean()), 4) for k in range(len(LEVEL_NAMES))
+                if (data.levels == k).any()}
+    marks = {}
+    for k, mark in enumerate(MARKS):
+        positive = data.marks[:, k] == 1
+        if positive.any():
+            guess = p[:, HEADS * COUNTS + k] >= 0.5
+            marks[mark] = {"positives": int(positive.sum()), "accuracy": round(float((guess == positive).mean()), 4)}
+    return {
+        "cells": len(data), "top1": round(float(r1.mean()), 4), "top3": round(float(r3.mean()), 4),
+        "top1_by_digits": by_digits, "top1_by_level": by_level,
+        "ece_top1": round(expected_calibration_error(c, r1), 4), "marks": marks,
+    }
+
+
+class _Exported:
+    """The exported graph: the network, temperatures applied, count softmaxes and mark sigmoids."""
+
+    @staticmethod
+    def wrap(torch: Any, model: Any, t: Temperatures) -> Any:
+        marks_t = torch.tensor(t.marks, dtype=torch.float32)
+
+        class Wrapped(torch.nn.Module):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = model
+                self.register_buffer("marks_t", marks_t)
+
+            def forward(self, cells: Any) -> Any:
+                z = self.net(cells)
+                heads = torch.softmax(z[:, :HEADS * COUNTS].reshape(-1, HEADS, COUNTS) / t.counts, dim=2)
+                return torch.cat([heads.reshape(-1, HEADS * COUNTS), torch.sigmoid(z[:, HEADS * COUNTS:] / self.marks_t)], dim=1)
+
+        return Wrapped().eval()
+
+
+def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | None = None) -> CellNetReport:
+    """Generate the cells, train both models, calibrate, export to ONNX beside their metadata JSON."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingDependencyError("PyTorch is needed for training: pip install 'digitise[train]'") from exc
+    targets = {"point": options.output / POINT_MODEL.name, "centre": options.output / CENTRE_MODEL.name}
+    for path in targets.values():
+        for p in (path, path.with_suffix(".json")):
+            if p.exists() and not options.overwrite:
+                raise InputError("exists already (use --force to replace it)", p)
+    torch.set_num_threads(max(1, min(options.threads, 2)))
+    data = _samples(options)
+    figures: dict[str, Any] = {}
+    options.output.mkdir(parents=True, exist_ok=True)
+    for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
+        fit, val = data["fit"][kind], data["val"][kind]
+        torch.manual_seed(options.seed)
+        model = build_model(torch, shape)
+        start = time.perf_counter()
+        epochs = options.centre_epochs if kind == "centre" else options.epochs
+        _fit(torch, model, fit, epochs, options.seed, kind == "centre", progress)
+        seconds = time.perf_counter() - start
+        logits = _logits(torch, model, val.inputs)
+        t = fit_temperatures(logits, val)
+        before, after = cell_figures(probabilities(logits, Temperatures(1.0, (1.0, 1.0, 1.0))), val), \
+            cell_figures(probabilities(logits, t), val)
+        figures[kind] = {
+            "train_cells": len(fit), "train_seconds": round(seconds),
+            "temperature": {"counts": round(t.counts, 4), "marks": [round(v, 4) for v in t.marks]},
+            "validation": after, "validation_ece_top1_before_temperature": before["ece_top1"],
+        }
+        exported = _Exported.wrap(torch, model, t)
+        tmp = options.output / f".{targets[kind].name}.tmp"
+        torch.onnx.export(exported, (torch.zeros(1, 1, *shape),), str(tmp), dynamo=False,
+                          input_names=["cells"], output_names=["probabilities"],
+                          dynamic_axes={"cells": {0: "n"}, "probabilities": {0: "n"}}, opset_version=17)
+        onnx_bytes = tmp.read_bytes()
+        tmp.unlink()
+        write_atomic(targets[kind], onnx_bytes, overwrite=options.overwrite)
+        meta = {
+            "input_shape": list(shape),
+            "outputs": f"{HEADS} x {COUNTS} count softmaxes (values {VALUES[0]}-{VALUES[-1]}, counts 0-{MAX_COUNT}), "
+                       f"then sigmoids {list(MARKS)}",
+            "temperature_baked_in": True,
+            "trained_with": {
+                "glyphs": "digits.png TRAIN subset: first 90 % trains, last 10 % writes the validation matches",
+                "matches": options.matches, "centre_matches": options.centre_matches,
+                "val_matches": list(options.val_matches), "epochs": options.epochs,
+                "centre_epochs": options.centre_epochs, "seed": options.seed,
+            },
+            "figures": figures[kind],
+        }
+        write_atomic(targets[kind].with_suffix(".json"), json.dumps(meta, indent=1, sort_keys=True) + "\n",
+                     overwrite=options.overwrite)
+    return CellNetReport(tuple(targets.values()), figures)

@@ -1,0 +1,278 @@
+"""The whole-cell reader: one small CNN reads a point square or the centre strip at once.
+
+The segmenting reader (:mod:`digitise.vision.cells`) cuts a cell into glyphs
+and classifies each; most of its mistakes are cutting mistakes (a "5" in two
+pieces read "1 2", residue read as a "1", four digits in a row read as
+three). This reader does not cut: it looks at the whole cell and says, for
+each dice value 1-6, how many times it is written there (0-4, one softmax
+head per value), and whether there are letters, an X over the digits (centre)
+or a double's arrow. Candidate readings are the most probable multisets,
+found best first from the six heads (:func:`best_multisets`): the order of
+digits in a point square does not matter to the solver, and the centre is
+read as which values went unplayed.
+
+Inputs (:func:`point_input`, :func:`centre_input`) are made from the cell ink
+that :func:`digitise.vision.read.cell_ink` cuts (10 px/mm, 1.5 mm margin):
+
+* a point or off square is resized whole to ``POINT_SHAPE`` (where the ink
+  lies in the square matters: strokes at its edge are often residue);
+* the centre strip is long and thin and the digits fill a small part of it:
+  it is cropped to its ink with a margin and scaled (aspect kept, never
+  larger than a fixed scale) into ``CENTRE_SHAPE``, padded.
+
+Training is in :mod:`digitise.training.cellnet`; the models are ONNX files
+run by onnxruntime on one thread (PyTorch is never imported here), with the
+calibration temperature baked in: their outputs are probabilities.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from digitise.errors import InputError
+from digitise.notation.readings import CellReading
+
+#: Model input of a point/off square: (height, width) px.
+POINT_SHAPE = (64, 48)
+#: Model input of the centre strip: (height, width) px.
+CENTRE_SHAPE = (48, 160)
+#: Largest scale of the centre's crop (input px per cell-ink px): the strip's full height fits, and
+#: digits under an X stay about 25 px tall (at 0.28 they were 15 and the X hid them).
+CENTRE_MAX_SCALE = 0.42
+#: Margin (cell-ink px, 10 px/mm) kept around the centre's ink when cropping.
+CENTRE_MARGIN_PX = 12
+#: Ink below this is not looked at when finding the centre's ink box.
+INK_LEVEL = 0.2
+#: Components smaller than this (px at 10 px/mm) do not widen the centre's ink box (specks).
+MIN_BOX_COMPONENT = 25
+#: Dice values and how many times each may be written in a cell.
+VALUES = (1, 2, 3, 4, 5, 6)
+MAX_COUNT = 4
+#: Outputs of a model: VALUES x (MAX_COUNT + 1) count probabilities, then letters, crossed, arrow.
+OUTPUTS = len(VALUES) * (MAX_COUNT + 1) + 3
+MARKS = ("letters", "crossed", "arrow")
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+POINT_MODEL = MODELS_DIR / "cellnet_point.onnx"
+CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
+
+
+def _stretch(ink: np.ndarray) -> np.ndarray:
+    """Ink level stretched so pencil and pen look alike (as the glyph classifier's input is)."""
+    ink = np.asarray(ink, np.float32)
+    inked = ink[ink > 0.05]
+    if inked.size == 0:
+        return np.zeros_like(ink)
+    level = float(np.percentile(inked, 90))
+    return np.clip(ink / max(level, 0.15), 0.0, 1.0)
+
+
+def point_input(ink: np.ndarray) -> np.ndarray:
+    """A point or off square's ink (10 px/mm, with margin) as the model reads it: POINT_SHAPE float32."""
+    ink = np.asarray(ink, np.float32)
+    if ink.ndim != 2 or ink.size == 0:
+        raise ValueError(f"cell ink must be a 2-D array, got shape {ink.shape}")
+    height, width = POINT_SHAPE
+    small = cv2.resize(ink, (width, height), interpolation=cv2.INTER_AREA)
+    return _stretch(small)
+
+
+def ink_box(ink: np.ndarray) -> tuple[int, int, int, int] | None:
+    """x0, y0, x1, y1 (exclusive) of the ink that is more than a speck, or None when there is none."""
+    binary = (np.asarray(ink) >= INK_LEVEL).astype(np.uint8)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    keep = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= MIN_BOX_COMPONENT]
+    if not keep:
+        # Only specks: take them all rather than nothing (the model then sees them and says empty).
+        keep = list(range(1, count))
+    if not keep:
+        return None
+    s = stats[keep]
+    x0, y0 = int(s[:, cv2.CC_STAT_LEFT].min()), int(s[:, cv2.CC_STAT_TOP].min())
+    x1 = int((s[:, cv2.CC_STAT_LEFT] + s[:, cv2.CC_STAT_WIDTH]).max())
+    y1 = int((s[:, cv2.CC_STAT_TOP] + s[:, cv2.CC_STAT_HEIGHT]).max())
+    return x0, y0, x1, y1
+
+
+def centre_input(ink: np.ndarray) -> np.ndarray:
+    """The centre strip's ink cropped to its ink box (with a margin), scaled into CENTRE_SHAPE, padded."""
+    ink = np.asarray(ink, np.float32)
+    if ink.ndim != 2 or ink.size == 0:
+        raise ValueError(f"cell ink must be a 2-D array, got shape {ink.shape}")
+    out_h, out_w = CENTRE_SHAPE
+    out = np.zeros(CENTRE_SHAPE, np.float32)
+    box = ink_box(ink)
+    if box is None:
+        return out
+    m = CENTRE_MARGIN_PX
+    x0, y0 = max(box[0] - m, 0), max(box[1] - m, 0)
+    x1, y1 = min(box[2] + m, ink.shape[1]), min(box[3] + m, ink.shape[0])
+    crop = ink[y0:y1, x0:x1]
+    h, w = crop.shape
+    scale = min(out_h / h, out_w / w, CENTRE_MAX_SCALE)
+    nh, nw = max(1, min(out_h, round(h * scale))), max(1, min(out_w, round(w * scale)))
+    small = cv2.resize(crop, (nw, nh), interpolation=cv2.INTER_AREA)
+    top, left = (out_h - nh) // 2, (out_w - nw) // 2
+    out[top:top + nh, left:left + nw] = small
+    return _stretch(out)
+
+
+def _readings(max_total: int) -> np.ndarray:
+    """Every choice of counts (one per value) with at most ``max_total`` digits, in a fixed order."""
+    grid = np.array(list(itertools.product(range(MAX_COUNT + 1), repeat=len(VALUES))), np.int64)
+    return grid[grid.sum(axis=1) <= max_total]
+
+
+#: The 210 readings of at most four dice digits, as counts per value.
+READINGS = _readings(MAX_COUNT)
+
+
+def best_multisets(counts: np.ndarray, top: int, max_total: int = MAX_COUNT) -> list[tuple[tuple[int, ...], float]]:
+    """The ``top`` most probable readings from per-value count distributions, best first.
+
+    ``counts`` is len(VALUES) x (MAX_COUNT + 1): row v, column c = P(value v
+    written c times). The heads are taken as independent: a reading's
+    probability is the product over values. Readings with more than
+    ``max_total`` digits are impossible and left out (their mass is lost, so
+    the candidates may sum to less than 1). There are only 210 readings of
+    at most four digits: all are scored at once (exact, and faster than a
+    best-first search). Ties go to the reading listed first (fewer digits).
+    """
+    p = np.clip(np.asarray(counts, np.float64), 0.0, 1.0)
+    readings = READINGS if max_total == MAX_COUNT else _readings(max_total)
+    scores = np.prod(p[np.arange(len(VALUES)), readings], axis=1)
+    order = np.argsort(-scores, kind="stable")[:top]
+    out = []
+    for k in order:
+        if scores[k] <= 0.0:
+            break
+        digits = tuple(d for d, n in zip(VALUES, readings[k], strict=True) for _ in range(int(n)))
+        out.append((digits, float(scores[k])))
+    return out
+
+
+class CellNet(Protocol):
+    """Anything that turns a batch of model inputs into OUTPUTS probabilities per cell."""
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """``inputs``: N x H x W float32 -> N x OUTPUTS (count softmaxes, then three mark probabilities)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CellNetOutput:
+    """One cell's model output, split up."""
+
+    #: len(VALUES) x (MAX_COUNT + 1): P(value written c times).
+    counts: np.ndarray
+    letters: float
+    crossed: float
+    arrow: float
+
+
+def split_output(row: np.ndarray) -> CellNetOutput:
+    """One row of a model's output as counts and mark probabilities."""
+    row = np.asarray(row, np.float64)
+    counts = row[: len(VALUES) * (MAX_COUNT + 1)].reshape(len(VALUES), MAX_COUNT + 1)
+    letters, crossed, arrow = (float(v) for v in row[len(VALUES) * (MAX_COUNT + 1):])
+    return CellNetOutput(counts, letters, crossed, arrow)
+
+
+def candidates_of(output: CellNetOutput, top: int) -> tuple[CellReading, ...]:
+    """Candidate readings of a cell from its model output, best first (rounded to 6 places)."""
+    return tuple(CellReading(digits, round(p, 6)) for digits, p in best_multisets(output.counts, top) if p >= 1e-6)
+
+
+class OnnxCellNet:
+    """A shipped whole-cell model, run by onnxruntime on one CPU thread (deterministic)."""
+
+    def __init__(self, model: str | Path, shape: tuple[int, int], *, batch: int = 64) -> None:
+        import onnxruntime as ort  # imported late so tests can fake the model
+
+        self.path = Path(model)
+        if not self.path.is_file():
+            raise InputError("cell model not found (run `digitise train --cellnet`)", self.path)
+        self.shape = shape
+        self.info = _read_info(self.path)
+        stored = tuple(self.info.get("input_shape", shape))
+        if stored != tuple(shape):
+            raise InputError(f"model reads {stored} inputs, this code {shape}", self.path)
+        options = ort.SessionOptions()
+        # One thread: pages are read in parallel by processes. Same input, same output bytes.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        try:
+            self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise InputError(f"not a usable ONNX model: {exc}", self.path) from exc
+        self._input = self._session.get_inputs()[0].name
+        self._batch = batch
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """N x H x W inputs -> N x OUTPUTS probabilities."""
+        inputs = np.asarray(inputs, np.float32)
+        if inputs.ndim != 3 or inputs.shape[1:] != self.shape:
+            raise ValueError(f"expected N x {self.shape[0]} x {self.shape[1]} inputs, got {inputs.shape}")
+        if len(inputs) == 0:
+            return np.zeros((0, OUTPUTS), np.float32)
+        parts = []
+        for start in range(0, len(inputs), self._batch):
+            chunk = np.ascontiguousarray(inputs[start:start + self._batch, None, :, :])
+            parts.append(self._session.run(None, {self._input: chunk})[0])
+        return np.concatenate(parts).astype(np.float32)
+
+
+def _read_info(model: Path) -> dict[str, Any]:
+    meta_path = model.with_suffix(".json")
+    try:
+        info = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError("model metadata missing (run `digitise train --cellnet`)", meta_path) from exc
+    except ValueError as exc:
+        raise InputError(f"bad model metadata: {exc}", meta_path) from exc
+    if not isinstance(info, dict):
+        raise InputError("bad model metadata: not an object", meta_path)
+    return info
+
+
+def cellnets_available() -> bool:
+    """Whether the shipped whole-cell models are there."""
+    return POINT_MODEL.is_file() and CENTRE_MODEL.is_file()
+
+
+@functools.lru_cache(maxsize=2)
+def load_cellnets() -> tuple[OnnxCellNet, OnnxCellNet]:
+    """The shipped (point, centre) models, loaded once per process."""
+    return OnnxCellNet(POINT_MODEL, POINT_SHAPE), OnnxCellNet(CENTRE_MODEL, CENTRE_SHAPE)
+
+
+def prepare(ink: np.ndarray, centre: bool) -> np.ndarray:
+    """The model input of a cell: :func:`centre_input` or :func:`point_input`."""
+    return centre_input(ink) if centre else point_input(ink)
+
+
+def run(net: CellNet, inputs: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """One batched model call over ``inputs`` (N x OUTPUTS; empty in, empty out)."""
+    if not inputs:
+        return np.zeros((0, OUTPUTS), np.float64)
+    out = np.asarray(net.predict(np.stack(inputs).astype(np.float32)), np.float64)
+    if out.shape != (len(inputs), OUTPUTS):
+        raise ValueError(f"cell model answered shape {out.shape}, expected {(len(inputs), OUTPUTS)}")
+    return out
+
+
+__all__ = [
+    "CENTRE_SHAPE", "OUTPUTS", "POINT_SHAPE", "VALUES", "CellNet", "CellNetOutput", "OnnxCellNet",
+    "best_multisets", "candidates_of", "cellnets_available", "centre_input", "load_cellnets", "point_input",
+    "prepare", "run", "split_output",
+]

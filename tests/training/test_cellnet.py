@@ -1,0 +1,75 @@
+"""Training the whole-cell models: calibration, figures, and a tiny run through to a loadable ONNX model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from digitise.training.celldata import CellSamples
+from digitise.training.cellnet import (
+    COUNTS,
+    HEADS,
+    CellNetOptions,
+    Temperatures,
+    cell_figures,
+    fit_temperatures,
+    probabilities,
+    train_cellnets,
+)
+from digitise.vision.cellnet import CENTRE_SHAPE, OUTPUTS, POINT_SHAPE, OnnxCellNet
+
+
+def _samples(n: int, shape: tuple[int, int], seed: int) -> CellSamples:
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n, HEADS), np.int64)
+    counts[np.arange(n), rng.integers(0, HEADS, n)] = rng.integers(0, 3, n)
+    marks = (rng.random((n, 3)) < 0.2).astype(np.int64)
+    inputs = (rng.random((n, *shape)) * 255).astype(np.uint8)
+    return CellSamples(inputs, counts, marks, rng.integers(0, 4, n))
+
+
+def _logits_for(data: CellSamples, sharpness: float, rng: np.random.Generator) -> np.ndarray:
+    """Logits that favour the truth by ``sharpness`` (overconfident when large), with noise."""
+    n = len(data)
+    heads = rng.normal(0, 1, (n, HEADS, COUNTS))
+    heads[np.arange(n)[:, None], np.arange(HEADS)[None, :], data.counts] += 2.0
+    marks = np.where(data.marks == 1, 2.0, -2.0) + rng.normal(0, 1.5, (n, 3))
+    return np.concatenate([heads.reshape(n, -1), marks], axis=1) * sharpness
+
+
+def test_temperatures_undo_overconfidence() -> None:
+    rng = np.random.default_rng(0)
+    data = _samples(800, (4, 4), 1)
+    logits = _logits_for(data, 4.0, rng)
+    t = fit_temperatures(logits, data)
+    assert t.counts > 1.5 and all(m > 1.5 for m in t.marks)
+    raw = cell_figures(probabilities(logits, Temperatures(1.0, (1.0, 1.0, 1.0))), data)
+    fitted = cell_figures(probabilities(logits, t), data)
+    assert fitted["top1"] == raw["top1"]  # a temperature does not change the ranking
+    assert fitted["ece_top1"] < raw["ece_top1"]
+    p = probabilities(logits, t)
+    assert p.shape == (len(data), OUTPUTS)
+    assert p[:, :HEADS * COUNTS].reshape(-1, HEADS, COUNTS).sum(axis=2) == pytest.approx(1.0)
+
+
+def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    cache = tmp_path / "cells"
+    cache.mkdir()
+    # A cache of labelled cells stands in for the rendered pages (generation is tested apart).
+    for k, part in enumerate(("fit_normal", "fit_centre", "val_normal", "val_centre")):
+        for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
+            s = _samples(40, shape, 10 * k + len(kind))
+            np.savez(cache / f"{part}_{kind}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+    out = tmp_path / "models"
+    report = train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))
+    assert set(report.figures) == {"point", "centre"}
+    for path, shape in zip(report.models, (POINT_SHAPE, CENTRE_SHAPE), strict=True):
+        net = OnnxCellNet(path, shape)
+        p = net.predict(np.zeros((3, *shape), np.float32))
+        assert p.shape == (3, OUTPUTS)
+        assert p[:, :HEADS * COUNTS].reshape(3, HEADS, COUNTS).sum(axis=2) == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(Exception, match="exists already"):
+        train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))

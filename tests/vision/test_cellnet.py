@@ -1,0 +1,244 @@
+"""The whole-cell reader: its inputs, candidates from count heads, the shipped models on real cells.
+
+Real cells are cut by the real page code from a synthetic page written with
+the held-out TEST glyphs (never trained on).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from digitise.notation.readings import CellReading
+from digitise.vision.cellnet import (
+    CENTRE_SHAPE,
+    MAX_COUNT,
+    OUTPUTS,
+    POINT_SHAPE,
+    VALUES,
+    best_multisets,
+    candidates_of,
+    cellnets_available,
+    centre_input,
+    load_cellnets,
+    point_input,
+    split_output,
+)
+from digitise.vision.cells import CellAnalysis, CellKind, CellReader, CellReadError, combine_readings
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+def test_point_input_is_the_whole_square_resized_with_ink_stretched() -> None:
+    ink = np.zeros((150, 128), np.float32)
+    ink[20:40, 10:30] = 0.4  # pale pencil in the top-left corner
+    x = point_input(ink)
+    assert x.shape == POINT_SHAPE and x.dtype == np.float32
+    assert x.max() == pytest.approx(1.0)
+    # It stays where it was in the square: the top-left part of the input.
+    ys, xs = np.nonzero(x > 0.5)
+    assert ys.max() < POINT_SHAPE[0] * 0.3 and xs.max() < POINT_SHAPE[1] * 0.3
+    assert not point_input(np.zeros((150, 128), np.float32)).any()
+
+
+def test_centre_input_crops_to_the_ink_and_keeps_its_aspect() -> None:
+    ink = np.zeros((110, 1200), np.float32)
+    ink[30:80, 700:760] = 1.0  # one blob, 5 x 6 mm, far to the right
+    ink[5, 5] = 1.0  # a speck: does not widen the crop
+    x = centre_input(ink)
+    assert x.shape == CENTRE_SHAPE
+    ys, xs = np.nonzero(x > 0.5)
+    width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
+    # Scaled at most CENTRE_MAX_SCALE, aspect kept (60 x 50 px of ink), centred in the input.
+    assert width / height == pytest.approx(60 / 50, rel=0.15)
+    assert abs((xs.min() + xs.max()) / 2 - CENTRE_SHAPE[1] / 2) <= 2
+    # Ink wider than the input at that scale is shrunk to fit, not cut.
+    wide = np.zeros((110, 1200), np.float32)
+    wide[30:80, 100:1100] = 1.0
+    xw = centre_input(wide)
+    assert (xw[:, 0] == 0).all() and xw[:, 5].any() and xw[:, -6].any()
+    assert not centre_input(np.zeros((110, 1200), np.float32)).any()
+    with pytest.raises(ValueError):
+        centre_input(np.zeros((3, 4, 5), np.float32))
+
+
+# --- candidates from the count heads --------------------------------------------------------------
+
+
+def _heads(rows: dict[int, list[float]]) -> np.ndarray:
+    counts = np.zeros((len(VALUES), MAX_COUNT + 1))
+    counts[:, 0] = 1.0
+    for value, row in rows.items():
+        counts[VALUES.index(value)] = row
+    return counts
+
+
+def test_best_multisets_are_the_most_probable_products_best_first() -> None:
+    counts = _heads({3: [0.1, 0.8, 0.1, 0, 0], 5: [0.7, 0.3, 0, 0, 0], 6: [0.4, 0.6, 0, 0, 0]})
+    found = best_multisets(counts, 50)
+    # Brute force over every reading of at most four digits.
+    brute = {}
+    for choice in itertools.product(range(MAX_COUNT + 1), repeat=len(VALUES)):
+        if sum(choice) <= MAX_COUNT:
+            p = float(np.prod([counts[v, c] for v, c in enumerate(choice)]))
+            if p > 0:
+                brute[tuple(d for d, n in zip(VALUES, choice, strict=True) for _ in range(n))] = p
+    expected = sorted(brute.items(), key=lambda kv: -kv[1])
+    assert [p for _, p in found] == pytest.approx([p for _, p in expected][:len(found)])
+    assert found[0] == ((3, 6), pytest.approx(0.8 * 0.7 * 0.6))
+    assert {d for d, _ in found} == set(brute)
+
+
+def test_readings_of_more_than_four_digits_are_left_out() -> None:
+    counts = _heads({1: [0, 0, 0, 0, 1.0], 2: [0.2, 0.8, 0, 0, 0]})
+    found = best_multisets(counts, 5)
+    assert found == [((1, 1, 1, 1), pytest.approx(0.2))]
+
+
+def test_candidates_of_a_model_row() -> None:
+    row = np.zeros(OUTPUTS)
+    row[: len(VALUES) * (MAX_COUNT + 1)] = _heads({4: [0.05, 0.95, 0, 0, 0]}).ravel()
+    row[-3:] = [0.01, 0.9, 0.2]
+    split = split_output(row)
+    assert (split.letters, split.crossed, split.arrow) == pytest.approx((0.01, 0.9, 0.2))
+    assert candidates_of(split, 5) == (CellReading((4,), 0.95), CellReading((), 0.05))
+
+
+# --- the reader with fake models ------------------------------------------------------------------
+
+
+class _Fixed:
+    """A fake cell model: every cell reads as ``digits`` with probability ``p``."""
+
+    def __init__(self, digits: tuple[int, ...], p: float = 0.9, crossed: float = 0.0, arrow: float = 0.0) -> None:
+        counts = np.zeros((len(VALUES), MAX_COUNT + 1))
+        counts[:, 0] = 1.0
+        for v in set(digits):
+            n = digits.count(v)
+            counts[VALUES.index(v)] = 0.0
+            counts[VALUES.index(v), n] = p
+            counts[VALUES.index(v), 0] = 1 - p
+        self.row = np.concatenate([counts.ravel(), [0.0, crossed, arrow]]).astype(np.float32)
+        self.calls: list[int] = []
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        self.calls.append(len(inputs))
+        return np.tile(self.row, (len(inputs), 1))
+
+
+class _NoGlyphs:
+    """The glyph classifier for result squares: every glyph is a 7."""
+
+    from digitise.vision.classifier import CLASSES as classes
+
+    def predict(self, glyphs: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(glyphs), len(self.classes)), np.float32)
+        out[:, self.classes.index("7")] = 1.0
+        return out
+
+
+def _blob(shape: tuple[int, int]) -> np.ndarray:
+    ink = np.zeros(shape, np.float32)
+    ink[40:90, 40:80] = 1.0
+    return ink
+
+
+def test_points_and_centre_go_to_their_models_results_are_segmented() -> None:
+    point, centre = _Fixed((5, 2), 0.9), _Fixed((3, 3), 0.8, crossed=0.95)
+    reader = CellReader(_NoGlyphs(), cellnets=(point, centre))  # type: ignore[arg-type]
+    cells = [(_blob((150, 128)), CellKind.POINT), (_blob((110, 1200)), CellKind.CENTRE),
+             (_blob((150, 128)), CellKind.RESULT), (_blob((150, 128)), CellKind.POINT)]
+    got = reader.analyse_many(cells)
+    assert point.calls == [2] and centre.calls == [1]  # one batch per model
+    # A point square is also segmented (the fake glyph model sees a 7, which no point square holds)
+    # and the two readings combined: the whole-cell reading stays on top.
+    assert got[0].candidates[0].digits == (2, 5)
+    assert got[0].crossed == 0.0  # an X counts in the centre only
+    assert got[1].candidates[0].digits == (3, 3) and got[1].crossed == pytest.approx(0.95)
+    assert got[2].candidates[0].digits == (7,)
+    assert got[3].candidates == got[0].candidates
+
+
+def test_combined_readings_are_a_product_of_experts_over_multisets() -> None:
+    whole = CellAnalysis((CellReading((3, 5), 0.6), CellReading((3,), 0.3)), 0.0, 0.0, 0.02)
+    # The segmenting reader lists digits in written order, and mostly sees a lone 3.
+    segmented = CellAnalysis((CellReading((3,), 0.7), CellReading((5, 3), 0.2)), 0.0, 0.1, 0.5)
+    got = combine_readings(whole, segmented, 5)
+    weights = {(3,): (0.3 * 0.7) ** 0.5, (3, 5): (0.6 * 0.2) ** 0.5}
+    total = sum(weights.values())
+    assert [c.digits for c in got.candidates] == [(3,), (3, 5)]
+    # Normalised to the whole-cell reader's listed mass (0.9).
+    assert got.candidates[0].probability == pytest.approx(0.9 * weights[(3,)] / total, abs=1e-6)
+    assert got.arrow == pytest.approx(0.1) and got.letters == pytest.approx(0.02)
+    # A reading only one reader lists gets the floor from the other.
+    alone = combine_readings(whole, CellAnalysis((CellReading((6,), 1.0),), 0.0, 0.0, 0.0), 5)
+    assert {c.digits for c in alone.candidates} == {(3, 5), (3,), (6,)}
+    assert sum(c.probability for c in alone.candidates) == pytest.approx(0.9, abs=1e-5)
+
+
+def test_a_failing_cell_model_is_a_clear_error() -> None:
+    class Broken:
+        def predict(self, inputs: np.ndarray) -> np.ndarray:
+            raise RuntimeError("model file truncated")
+
+    reader = CellReader(_NoGlyphs(), cellnets=(Broken(), Broken()))  # type: ignore[arg-type]
+    with pytest.raises(CellReadError, match="cell model failed: RuntimeError: model file truncated"):
+        reader.read_cell(_blob((150, 128)), CellKind.POINT)
+
+
+# --- the shipped models ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> CellReader:
+    if not cellnets_available():
+        pytest.skip("whole-cell models not shipped")
+    return CellReader(cellnets=load_cellnets())
+
+
+def test_shipped_models_are_deterministic_and_small(shipped: CellReader) -> None:
+    from digitise.vision.cellnet import CENTRE_MODEL, POINT_MODEL
+
+    assert POINT_MODEL.stat().st_size + CENTRE_MODEL.stat().st_size <= 2_000_000
+    rng = np.random.default_rng(3)
+    inputs = rng.random((7, *POINT_SHAPE)).astype(np.float32)
+    point, _ = load_cellnets()
+    first = point.predict(inputs)
+    assert first.tobytes() == point.predict(inputs).tobytes()
+    # Batched or alone, the same bytes.
+    assert point.predict(inputs[2:3]).tobytes() == first[2:3].tobytes()
+    assert first.shape == (7, OUTPUTS)
+    heads = first[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(7, len(VALUES), MAX_COUNT + 1)
+    assert heads.sum(axis=2) == pytest.approx(np.ones((7, len(VALUES))), abs=1e-5)
+
+
+def test_shipped_point_model_reads_a_rendered_page(shipped: CellReader) -> None:
+    """A synthetic page written with held-out TEST glyphs, cut by the real page code, read whole."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+    from digitise.sheet.geometry import load_template
+    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
+    from digitise.sheet.synth import render_match_pages
+    from digitise.vision.images import PageImage
+    from digitise.vision.read import analyse_page
+    from tests.conftest import DIGITS_PNG
+
+    if not DIGITS_PNG.is_file():
+        pytest.skip(f"../shared/data/digits.png not found at {DIGITS_PNG}")
+    template = load_template("a4")
+    match = play_match(41, SelfPlayOptions(length=1))
+    page = render_match_pages(match, template=template, seed=41, degrade="light",
+                              glyphs=load_digit_glyphs(DIGITS_PNG, GlyphSubset.TEST), dpi=200)[0]
+    reading, _ = analyse_page(PageImage("test", 1, page.image, 200.0), template, shipped, header=False)
+    got = {b.index: b for b in reading.boards}
+    right = total = 0
+    for board in page.truth["boards"]:
+        for name, digits in board["cells"].items():
+            if name in ("centre", "Bres", "Wres"):
+                continue
+            candidates = got[board["index"]].cells.get(name, ())
+            total += 1
+            right += bool(candidates) and sorted(candidates[0].digits) == sorted(digits)
+    assert total >= 15
+    assert right >= 0.9 * total, f"{right} of {total} point squares read right"
