@@ -98,6 +98,7 @@ from digitise.solve.search import (
     Forced,
     Node,
     Searcher,
+    State,
     alternatives,
     best_line,
     best_path,
@@ -171,12 +172,15 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
         others = [i for i in kept if places[i][0] != suspect or i in forced]
         if len(others) == len(kept) or not others:
             continue
-        index = {old: new for new, old in enumerate(others)}
-        trial = _search([evidence[i] for i in others], length,
-                        {index[i]: spec for i, spec in forced.items() if i in index}, prior)
         # As costly as setting each written board of the page aside one by one (FOREIGN), and more.
         written = sum(1 for i in kept if places[i][0] == suspect and evidence[i].listed)
-        if trial.score + STRANGER_PAGE + FOREIGN * written > final.score:
+        cost = STRANGER_PAGE + FOREIGN * written
+        # Weighed first on a stretch (the page and two after it, from the state before it), which
+        # costs a fraction of searching the match again: most suspects are real pages badly read.
+        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost):
+            continue
+        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior)
+        if trial.score + cost > final.score:
             final, kept = trial, others
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below)
@@ -194,8 +198,35 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
 #: The cost of setting a whole page aside as belonging to another match.
 STRANGER_PAGE = -25.0
 STRANGER_REASON = "the page does not continue this match (a page from another match?): left out"
-#: Pages tried as strangers, at most, per match (each costs a search of the match).
+#: Pages tried as strangers, at most, per match.
 STRANGER_TRIES = 2
+#: Boards after a suspect page that weigh whether it belongs to the match.
+STRANGER_WINDOW = 16
+
+
+def _reindexed(forced: dict[int, Forced], boards: list[int]) -> dict[int, Forced]:
+    """``forced`` for the list ``boards`` (indices into the full list) as a list of its own."""
+    index = {old: new for new, old in enumerate(boards)}
+    return {index[i]: spec for i, spec in forced.items() if i in index}
+
+
+def _better_without(kept: list[int], others: list[int], path: list[Node], evidence: list[BoardEvidence],
+                    forced: dict[int, Forced], length: int, prior: PlayPrior, cost: float) -> bool:
+    """Whether the boards around a suspect page read better without it (by more than ``cost``).
+
+    ``kept`` are the boards now read, ``others`` the same without the page;
+    ``path`` is the current best explanation of ``kept``.
+    """
+    gone = [j for j, i in enumerate(kept) if i not in set(others)]
+    first, last = gone[0], gone[-1]
+    stretch = kept[first:last + 1 + STRANGER_WINDOW]
+    start = path[first - 1].state if first > 0 else None
+    rest = [i for i in stretch if i in set(others)]
+    with_page = _search([evidence[i] for i in stretch], length, _reindexed(forced, stretch), prior, start)
+    if not rest:
+        return with_page.score < cost
+    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start)
+    return without.score + cost > with_page.score
 
 
 def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[int]) -> int | None:
@@ -210,7 +241,8 @@ def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[i
     return None
 
 
-def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior) -> Node:
+def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
+            start: State | None = None) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
 
     The repairing search (see :meth:`Searcher.run`) finds plays the marks do
@@ -218,9 +250,9 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
     beam on a badly read match; whichever explains the whole match better is
     kept.
     """
-    _, final = Searcher(evidence, length, forced, repair=False, prior=prior).run()
+    _, final = Searcher(evidence, length, forced, repair=False, prior=prior, start=start).run()
     if any(node.board is not None and troubled(node) for node in best_path(final)):
-        _, again = Searcher(evidence, length, forced, repair=True, prior=prior).run()
+        _, again = Searcher(evidence, length, forced, repair=True, prior=prior, start=start).run()
         if again.score > final.score:
             final = again
     return final

@@ -226,8 +226,10 @@ class Searcher:
 
     def __init__(self, evidence: list[BoardEvidence], length: int,
                  forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
-                 repair: bool = True, prior: PlayPrior | None = None) -> None:
+                 repair: bool = True, prior: PlayPrior | None = None, start: State | None = None) -> None:
         self.evidence = evidence
+        #: Where the boards begin: a match's start, or (to weigh a stretch of it) the state before them.
+        self.start = start
         self.prior = prior if prior is not None else PlayPrior(weight=0.0)
         self.length = length
         self.forced = forced or {}
@@ -267,7 +269,8 @@ class Searcher:
         of every roll is weighed there) and goes on from there again, once
         per troubled board.
         """
-        root = Node(None, None, ("root",), (), State.start(self.length), 0.0, 0.0, ())
+        start = self.start if self.start is not None else State.start(self.length)
+        root = Node(None, None, ("root",), (), start, 0.0, 0.0, ())
         beam = [root]
         merges: list[tuple[Node, Summary, float, Node]] = []
         # Explanations dropped from the beam: (parent, decision, score so far, board).
