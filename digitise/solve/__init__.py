@@ -94,6 +94,7 @@ from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
     FOREIGN,
     POOR_FIT,
+    Cache,
     Event,
     Forced,
     Node,
@@ -159,7 +160,8 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
         match = MatchRecord(length, players, ())
         return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
     prior = prior if prior is not None else default_prior()
-    final = _search(evidence, length, forced, prior)
+    cache = Cache()
+    final = _search(evidence, length, forced, prior, cache=cache)
     kept = list(range(len(evidence)))
     tried: set[int] = set()
     while len(tried) < STRANGER_TRIES:
@@ -177,9 +179,9 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
         cost = STRANGER_PAGE + FOREIGN * written
         # Weighed first on a stretch (the page and two after it, from the state before it), which
         # costs a fraction of searching the match again: most suspects are real pages badly read.
-        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost):
+        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost, cache):
             continue
-        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior)
+        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
         if trial.score + cost > final.score:
             final, kept = trial, others
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
@@ -211,7 +213,7 @@ def _reindexed(forced: dict[int, Forced], boards: list[int]) -> dict[int, Forced
 
 
 def _better_without(kept: list[int], others: list[int], path: list[Node], evidence: list[BoardEvidence],
-                    forced: dict[int, Forced], length: int, prior: PlayPrior, cost: float) -> bool:
+                    forced: dict[int, Forced], length: int, prior: PlayPrior, cost: float, cache: Cache) -> bool:
     """Whether the boards around a suspect page read better without it (by more than ``cost``).
 
     ``kept`` are the boards now read, ``others`` the same without the page;
@@ -222,10 +224,10 @@ def _better_without(kept: list[int], others: list[int], path: list[Node], eviden
     stretch = kept[first:last + 1 + STRANGER_WINDOW]
     start = path[first - 1].state if first > 0 else None
     rest = [i for i in stretch if i in set(others)]
-    with_page = _search([evidence[i] for i in stretch], length, _reindexed(forced, stretch), prior, start)
+    with_page = _search([evidence[i] for i in stretch], length, _reindexed(forced, stretch), prior, start, cache)
     if not rest:
         return with_page.score < cost
-    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start)
+    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache)
     return without.score + cost > with_page.score
 
 
@@ -242,7 +244,7 @@ def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[i
 
 
 def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
-            start: State | None = None) -> Node:
+            start: State | None = None, cache: Cache | None = None) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
 
     The repairing search (see :meth:`Searcher.run`) finds plays the marks do
@@ -250,9 +252,10 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
     beam on a badly read match; whichever explains the whole match better is
     kept.
     """
-    _, final = Searcher(evidence, length, forced, repair=False, prior=prior, start=start).run()
+    cache = cache if cache is not None else Cache()
+    _, final = Searcher(evidence, length, forced, repair=False, prior=prior, start=start, cache=cache).run()
     if any(node.board is not None and troubled(node) for node in best_path(final)):
-        _, again = Searcher(evidence, length, forced, repair=True, prior=prior, start=start).run()
+        _, again = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache).run()
         if again.score > final.score:
             final = again
     return final

@@ -221,12 +221,27 @@ class _Option:
         return self.events, state
 
 
+class Cache:
+    """Legal plays and the marks they write, by position: one per match, shared by its searches.
+
+    The plain search, the repairing one and the stranger-page trials meet the
+    same positions again and again.
+    """
+
+    __slots__ = ("moves", "plays")
+
+    def __init__(self) -> None:
+        self.plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
+        self.moves: dict[tuple[Position, Roll, Side], tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]] = {}
+
+
 class Searcher:
     """Runs the beam over the boards of one match."""
 
     def __init__(self, evidence: list[BoardEvidence], length: int,
                  forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
-                 repair: bool = True, prior: PlayPrior | None = None, start: State | None = None) -> None:
+                 repair: bool = True, prior: PlayPrior | None = None, start: State | None = None,
+                 cache: Cache | None = None) -> None:
         self.evidence = evidence
         #: Where the boards begin: a match's start, or (to weigh a stretch of it) the state before them.
         self.start = start
@@ -240,11 +255,11 @@ class Searcher:
         self._rank = 0
         #: Whether a badly explained board sends the search back to weigh every roll before it.
         self.repair = repair
-        self._plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
+        cache = cache if cache is not None else Cache()
+        self._plays = cache.plays
+        self._moves = cache.moves
         #: Whether a double was among the explanations of the board being explained.
         self.doubled = False
-        self._moves: dict[tuple[Position, Roll, Side],
-                          tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]] = {}
 
     def plays(self, pos: Position, roll: Roll) -> tuple[Play, ...]:
         """Legal plays, cached: neighbouring hypotheses share positions."""
