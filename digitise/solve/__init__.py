@@ -219,16 +219,20 @@ def _better_without(kept: list[int], others: list[int], path: list[Node], eviden
     ``kept`` are the boards now read, ``others`` the same without the page;
     ``path`` is the current best explanation of ``kept``.
     """
-    gone = [j for j, i in enumerate(kept) if i not in set(others)]
+    remaining = set(others)
+    gone = [j for j, i in enumerate(kept) if i not in remaining]
     first, last = gone[0], gone[-1]
-    stretch = kept[first:last + 1 + STRANGER_WINDOW]
+    end = min(last + 1 + STRANGER_WINDOW, len(kept))
+    stretch = kept[first:end]
     start = path[first - 1].state if first > 0 else None
-    rest = [i for i in stretch if i in set(others)]
-    with_page = _search([evidence[i] for i in stretch], length, _reindexed(forced, stretch), prior, start, cache)
+    # The current explanation's share of the stretch: no better than the best one, which is
+    # all the comparison needs (the full search without the page has the last word).
+    with_page = path[end - 1].score - (path[first - 1].score if first > 0 else 0.0)
+    rest = [i for i in stretch if i in remaining]
     if not rest:
-        return with_page.score < cost
+        return with_page < cost
     without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache)
-    return without.score + cost > with_page.score
+    return without.score + cost > with_page
 
 
 def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[int]) -> int | None:
