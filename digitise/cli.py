@@ -218,13 +218,14 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: matches of which only the boards with a written centre are rendered.")
 @click.option("--centre-epochs", type=click.IntRange(1), default=8, show_default=True,
               help="--cellnet: epochs of the centre model (--epochs is the point model's).")
+@click.option("--only", type=click.Choice(["point", "centre"]), help="--cellnet: train this model only.")
 @click.option("--cache", type=click.Path(path_type=Path, file_okay=False),
               help="--cellnet: keep the generated cells here and reuse them.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, cells: int, seed: int, jobs: int,
-          cellnet: bool, matches: int, centre_matches: int, centre_epochs: int, cache: Path | None,
-          force: bool) -> None:
+          cellnet: bool, matches: int, centre_matches: int, centre_epochs: int, only: str | None,
+          cache: Path | None, force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import CellNetOptions, train_cellnets
@@ -232,6 +233,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, ce
         net_report = train_cellnets(CellNetOptions(output=output, glyphs=glyphs, matches=matches,
                                                    centre_matches=centre_matches, epochs=epochs,
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
+                                                   kinds=(only,) if only else ("point", "centre"),
                                                    overwrite=force),
                                     progress=lambda line: click.echo(line, err=True))
         for kind, figures in net_report.figures.items():

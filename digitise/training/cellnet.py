@@ -66,6 +66,8 @@ class CellNetOptions:
     threads: int = 2
     #: Folder to keep the generated cells in and reuse them from (generation is most of the time).
     cache: Path | None = None
+    #: Which models to train ("point", "centre").
+    kinds: tuple[str, ...] = ("point", "centre")
     overwrite: bool = False
 
 
@@ -283,7 +285,8 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         import torch
     except ImportError as exc:
         raise MissingDependencyError("PyTorch is needed for training: pip install 'digitise[train]'") from exc
-    targets = {"point": options.output / POINT_MODEL.name, "centre": options.output / CENTRE_MODEL.name}
+    targets = {kind: options.output / model.name for kind, model in (("point", POINT_MODEL), ("centre", CENTRE_MODEL))
+               if kind in options.kinds}
     for path in targets.values():
         for p in (path, path.with_suffix(".json")):
             if p.exists() and not options.overwrite:
@@ -293,6 +296,8 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
     figures: dict[str, Any] = {}
     options.output.mkdir(parents=True, exist_ok=True)
     for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
+        if kind not in targets:
+            continue
         fit, val = data["fit"][kind], data["val"][kind]
         torch.manual_seed(options.seed)
         model = build_model(torch, shape)

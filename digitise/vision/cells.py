@@ -952,10 +952,9 @@ _DEFAULT_READER: CellReader | None = None
 
 #: Read point/off squares with the whole-cell model when it is shipped.
 USE_CELLNETS = True
-#: Read the centre strip with its whole-cell model too. Off: trained as long as this machine allowed
-#: (8 short epochs), it reads crossed digits worse than segmenting does (validation centres: 48 % of
-#: single crossed digits, 30 % of pairs, against about 70 % segmented); see benchmarks/README.md.
-USE_CENTRE_CELLNET = False
+#: Read the centre strip with its whole-cell model too (alone: combining it with the segmenting
+#: reader as for point squares changed 1 of 94 centres of the end-to-end bench's medium pages).
+USE_CENTRE_CELLNET = True
 
 
 def default_reader() -> CellReader:
