@@ -140,11 +140,14 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     """
     places: list[tuple[int, int]] = []
     evidence: list[BoardEvidence] = []
+    #: The sheet (its place in the pile) each board is on: page numbers as read may repeat.
+    sheets: list[int] = []
     for page_number, page in enumerate(readings.pages, 1):
         number = page.page if page.page > 0 else page_number
         for board in page.boards:
             places.append((number, board.index))
             evidence.append(BoardEvidence(board))
+            sheets.append(page_number)
     header = _header(readings)
     if length is None:
         length = header.get("length", 0)
@@ -162,28 +165,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
-    kept = list(range(len(evidence)))
-    tried: set[int] = set()
-    while len(tried) < STRANGER_TRIES:
-        # A page of another match slipped into the pile leaves every later board of its game
-        # explained from the wrong position: try the match without the page where trouble starts.
-        suspect = _stranger_page([places[i] for i in kept], best_path(final), tried)
-        if suspect is None:
-            break
-        tried.add(suspect)
-        others = [i for i in kept if places[i][0] != suspect or i in forced]
-        if len(others) == len(kept) or not others:
-            continue
-        # As costly as setting each written board of the page aside one by one (FOREIGN), and more.
-        written = sum(1 for i in kept if places[i][0] == suspect and evidence[i].listed)
-        cost = STRANGER_PAGE + FOREIGN * written
-        # Weighed first on a stretch (the page and two after it, from the state before it), which
-        # costs a fraction of searching the match again: most suspects are real pages badly read.
-        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost, cache):
-            continue
-        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
-        if trial.score + cost > final.score:
-            final, kept = trial, others
+    final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache)
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below)
     if len(kept) < len(evidence):
@@ -204,6 +186,37 @@ STRANGER_REASON = "the page does not continue this match (a page from another ma
 STRANGER_TRIES = 2
 #: Boards after a suspect page that weigh whether it belongs to the match.
 STRANGER_WINDOW = 16
+
+
+def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: list[int], forced: dict[int, Forced],
+                         length: int, prior: PlayPrior, cache: Cache) -> tuple[Node, list[int]]:
+    """The best explanation and the boards it reads, once pages of another match are left out.
+
+    A page of another match slipped into the pile leaves every later board of
+    its game explained from the wrong position: the sheet where the trouble
+    starts is tried without, at most :data:`STRANGER_TRIES` sheets.
+    """
+    kept = list(range(len(evidence)))
+    tried: set[int] = set()
+    while len(tried) < STRANGER_TRIES:
+        suspect = _stranger_sheet([sheets[i] for i in kept], best_path(final), tried)
+        if suspect is None:
+            break
+        tried.add(suspect)
+        others = [i for i in kept if sheets[i] != suspect or i in forced]
+        if len(others) == len(kept) or not others:
+            continue
+        # As costly as setting each written board of the page aside one by one (FOREIGN), and more.
+        written = sum(1 for i in kept if sheets[i] == suspect and evidence[i].listed)
+        cost = STRANGER_PAGE + FOREIGN * written
+        # Weighed first on a stretch (the page and two after it, from the state before it), which
+        # costs a fraction of searching the match again: most suspects are real pages badly read.
+        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost, cache):
+            continue
+        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
+        if trial.score + cost > final.score:
+            final, kept = trial, others
+    return final, kept
 
 
 def _reindexed(forced: dict[int, Forced], boards: list[int]) -> dict[int, Forced]:
@@ -235,12 +248,12 @@ def _better_without(kept: list[int], others: list[int], path: list[Node], eviden
     return without.score + cost > with_page
 
 
-def _stranger_page(places: list[tuple[int, int]], path: list[Node], tried: set[int]) -> int | None:
-    """The first page where the best explanation fits two or more boards badly (not yet tried), if any."""
+def _stranger_sheet(sheets: list[int], path: list[Node], tried: set[int]) -> int | None:
+    """The first sheet where the best explanation fits two or more boards badly (not yet tried), if any."""
     troubles: dict[int, int] = {}
     for node in path:
         if node.board is not None and troubled(node):
-            page = places[node.board][0]
+            page = sheets[node.board]
             troubles[page] = troubles.get(page, 0) + 1
             if troubles[page] >= 2 and page not in tried:
                 return page
