@@ -60,7 +60,7 @@ class CellNetOptions:
     val_matches: tuple[int, int] = (30, 150)
     epochs: int = 6
     #: The centre model has five times fewer cells: more passes over them.
-    centre_epochs: int = 8
+    centre_epochs: int = 20
     seed: int = 1
     jobs: int = 2
     threads: int = 2
