@@ -410,3 +410,20 @@ def test_a_page_of_another_match_is_left_out_and_the_match_read_right() -> None:
     left_out = [s for s in result.report["skipped"] if "another match" in s["reasons"][0]]
     assert [(s["page"], s["board"]) for s in left_out] == [(3, k) for k in range(1, 9)]
     assert all(s["flagged"] for s in left_out)
+
+
+@pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
+def test_everything_after_an_unrecorded_game_end_rests_on_it() -> None:
+    """A lost page hides a game's end: the game after it is read, but nothing after the guess passes silently."""
+    match = next(m for m in (read_mat(p).match for p in MATCHES) if len(m.games) >= 3)
+    encoded = encode_match(match)
+    last_of_first = max(k for k, b in enumerate(encoded) if b.game == 1)
+    # The last four boards of game 1 are lost (a torn-off page corner, say).
+    kept = [b for k, b in enumerate(encoded) if not last_of_first - 4 < k <= last_of_first]
+    readings = paginate([certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(kept)], "synthetic")
+    result = solve(readings, players=match.players, length=match.length)
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    guessed = [i for i, t in enumerate(turns) if any("end was not recorded" in r for r in t["reasons"])]
+    assert guessed, "the missing end is flagged"
+    assert all(t["flagged"] or t["follows"] for t in turns[guessed[0]:])
+    assert compare(match, result.match, result.report).silent == 0

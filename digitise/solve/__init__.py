@@ -554,11 +554,16 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
                     out.setdefault(id(mine), places[node.board])
             else:
                 unknown = True  # the runner-up was dropped before the two met again
-        if unknown:
+        # A game end the marks do not show moves every later game's boards, scores and
+        # Crawford game: the rest of the match rests on it.
+        restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags)
+        if unknown or restart:
             # The rest of this game rests on the doubtful board.
             game = node.parent.state.game if node.parent is not None else node.state.game
             for later in path[path.index(node) + 1:]:
-                if later.board is None or later.parent is None or later.parent.state.game != game:
+                if later.board is None or later.parent is None:
+                    break
+                if later.parent.state.game != game and not restart:
                     break
                 out.setdefault(id(later), places[node.board])
     return out
