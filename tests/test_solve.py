@@ -427,3 +427,13 @@ def test_everything_after_an_unrecorded_game_end_rests_on_it() -> None:
     assert guessed, "the missing end is flagged"
     assert all(t["flagged"] or t["follows"] for t in turns[guessed[0]:])
     assert compare(match, result.match, result.report).silent == 0
+
+
+def test_a_cell_the_reader_could_not_make_out_leaves_every_roll_open() -> None:
+    """A bear-off read as "nothing, or 6666, or 666" with most of the mass unlisted: 5-5 is still weighed."""
+    unsure = BoardReading(4, {"Woff": (CellReading((), 0.20), CellReading((6, 6, 6, 6), 0.17),
+                                       CellReading((6, 6, 6), 0.12), CellReading((4, 1), 0.07))}, 0.0, 0.0, 0.0)
+    clear = BoardReading(4, {"Woff": (CellReading((6, 6, 6, 6), 0.95), CellReading((5, 5, 5, 5), 0.03))},
+                         0.0, 0.0, 0.0)
+    assert Roll(5, 5) in BoardEvidence(unsure).near_rolls
+    assert Roll(5, 5) not in BoardEvidence(clear).near_rolls + BoardEvidence(clear).rolls[:1]

@@ -23,6 +23,8 @@ EDIT = math.log(0.01)
 #: Something unreadable in a cell matches any digits at this cost.
 UNREADABLE = math.log(0.2)
 _FLOOR = 1e-4
+#: A cell whose unlisted share is at least this likely against its best reading (log) could hold anything.
+UNREADABLE_CELL = math.log(0.5)
 #: A cell whose best reading is less likely than this is one the reader was unsure of.
 SHAKY = 0.8
 _FLAG_FLOOR = 1e-3
@@ -205,7 +207,13 @@ class BoardEvidence:
             if rolls:
                 self.variants.append(({k: v for k, v in variant.items() if v}, rolls))
         ranked = sorted(exact, key=lambda r: (-exact[r], r.high, r.low))
-        return ranked[:6], sorted(near, key=lambda r: (distances[r], r.high, r.low))[:14]
+        near = sorted(near, key=lambda r: (distances[r], r.high, r.low))[:14]
+        if any(score > UNREADABLE_CELL for score in self._residual.values()):
+            # A cell the reader could mostly not make out fits any digits about as well as its
+            # listed ones: every roll is a candidate, or the one the truth needs is never weighed
+            # and the board looks certain (a bear-off of 5-5 read as "6666 or nothing").
+            near += [roll for roll in ALL_ROLLS if roll not in exact and roll not in near]
+        return ranked[:6], near
 
 
 def _variants(candidates: dict[str, list[tuple[tuple[int, ...], float]]],

@@ -57,8 +57,11 @@ LEADERS = 1
 REPAIR_REACH = 8
 #: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
 WIDE_LEADERS = 1
-#: How many plays of a widened board's every-roll search are kept per hypothesis.
+#: How many plays of a widened board's every-roll search are kept per hypothesis ...
 WIDE_KEEP = 3
+#: ... and how many more at most, when within TIE nats of the last of those.
+WIDE_TIES = 6
+TIE = 0.7
 #: A board score above this reads the marks as the reader's best guesses.
 CLEAN = -0.3
 #: A given doublet is half as likely as a given pair of different dice.
@@ -599,7 +602,13 @@ class Searcher:
                         local = ev.score(cells)
                         if local >= floor:
                             found.append((local, len(found), roll, play, cells))
-                for local, _, roll, play, cells in heapq.nlargest(WIDE_KEEP, found):
+                best = heapq.nlargest(WIDE_KEEP + WIDE_TIES, found)
+                # Plays as good as the kept ones are kept too (a few): left out, they would never
+                # show as rivals, and a board nothing was read on would look certain.
+                cut = best[min(WIDE_KEEP, len(best)) - 1][0] - TIE if best else 0.0
+                for rank, (local, _, roll, play, cells) in enumerate(best):
+                    if rank >= WIDE_KEEP and local < cut:
+                        break
                     best_move = max(best_move, local)
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev,
                                    results, options)
