@@ -206,7 +206,8 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="digits.png sheet or folder of labelled digits (default: ../shared/data/digits.png); TRAIN part only.")
 @click.option("--synth", type=click.Path(path_type=Path, exists=True, file_okay=False),
               help="Extra labelled glyph images, <class>/<name>.png (e.g. corrected cells saved by review --learn).")
-@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True, help="Training epochs.")
+@click.option("--epochs", type=click.IntRange(1),
+              help="Training epochs (default: 10; with --cellnet the point model's, 14 as shipped).")
 @click.option("--cells", type=click.IntRange(100), default=14000, show_default=True, help="Synthetic cells to draw.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=2, show_default=True, help="Processes drawing cells.")
@@ -223,15 +224,15 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: keep the generated cells here and reuse them.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
-def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, cells: int, seed: int, jobs: int,
+def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, centre_epochs: int, only: str | None,
           cache: Path | None, force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
-        from digitise.training.cellnet import CellNetOptions, train_cellnets
+        from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
 
         net_report = train_cellnets(CellNetOptions(output=output, glyphs=glyphs, matches=matches,
-                                                   centre_matches=centre_matches, epochs=epochs,
+                                                   centre_matches=centre_matches, epochs=epochs or POINT_EPOCHS,
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    overwrite=force),
@@ -244,7 +245,8 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int, ce
         return
     from digitise.training.train import TrainOptions, train_classifier
 
-    report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs, seed=seed,
+    report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs or 10,
+                                           seed=seed,
                                            cells=cells, jobs=jobs, overwrite=force))
     test = report.figures["test_clean_glyphs"]
     click.echo(f"wrote {report.model} and {report.metadata}")
