@@ -40,6 +40,7 @@ import numpy as np
 
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
+from digitise.vision.classifier import open_onnx
 
 #: Model input of a point/off square: (height, width) px.
 POINT_SHAPE = (64, 48)
@@ -196,8 +197,6 @@ class OnnxCellNet:
     """A shipped whole-cell model, run by onnxruntime on one CPU thread (deterministic)."""
 
     def __init__(self, model: str | Path, shape: tuple[int, int], *, batch: int = 64) -> None:
-        import onnxruntime as ort  # imported late so tests can fake the model
-
         self.path = Path(model)
         if not self.path.is_file():
             raise InputError("cell model not found (run `digitise train --cellnet`)", self.path)
@@ -206,16 +205,7 @@ class OnnxCellNet:
         stored = tuple(self.info.get("input_shape", shape))
         if stored != tuple(shape):
             raise InputError(f"model reads {stored} inputs, this code {shape}", self.path)
-        options = ort.SessionOptions()
-        # One thread: pages are read in parallel by processes. Same input, same output bytes.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        try:
-            self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise InputError(f"not a usable ONNX model: {exc}", self.path) from exc
-        self._input = self._session.get_inputs()[0].name
+        self._session, self._input = open_onnx(self.path)
         self._batch = batch
 
     def predict(self, inputs: np.ndarray) -> np.ndarray:

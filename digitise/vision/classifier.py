@@ -105,6 +105,25 @@ def read_model_info(model: Path) -> ModelInfo:
         raise InputError(f"bad model metadata: {exc}", meta_path) from exc
 
 
+def open_onnx(path: Path) -> tuple[Any, str]:
+    """An onnxruntime session on one CPU thread, and its input's name; InputError if unusable.
+
+    One thread and sequential execution: pages are read in parallel by worker
+    processes, not threads, and the same input must give the same output bytes.
+    """
+    import onnxruntime as ort  # a runtime dependency, imported late so tests can fake the models
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise InputError(f"not a usable ONNX model: {exc}", path) from exc
+    return session, session.get_inputs()[0].name
+
+
 class OnnxGlyphClassifier:
     """The shipped classifier: an ONNX CNN run by onnxruntime on one CPU thread.
 
@@ -113,8 +132,6 @@ class OnnxGlyphClassifier:
     """
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, batch: int = 256) -> None:
-        import onnxruntime as ort  # a runtime dependency, imported late so tests can fake the classifier
-
         self.path = Path(model)
         if not self.path.is_file():
             raise InputError("glyph model not found (run `digitise train`)", self.path)
@@ -122,15 +139,7 @@ class OnnxGlyphClassifier:
         if self.info.glyph_size != GLYPH_SIZE:
             raise InputError(f"model reads {self.info.glyph_size} px glyphs, this code {GLYPH_SIZE}", self.path)
         self.classes: tuple[str, ...] = self.info.classes
-        options = ort.SessionOptions()
-        # One thread: pages are read in parallel by worker processes, not threads.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        try:
-            self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise InputError(f"not a usable ONNX model: {exc}", self.path) from exc
-        self._input = self._session.get_inputs()[0].name
+        self._session, self._input = open_onnx(self.path)
         self._batch = batch
 
     def predict(self, glyphs: np.ndarray) -> np.ndarray:
