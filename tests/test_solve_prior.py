@@ -61,6 +61,7 @@ def test_every_legal_play_of_real_positions_is_known_to_gnubg() -> None:
 
 
 def test_prior_is_floored_and_dances_are_free() -> None:
+    _gnubg_nn()  # the plays are keyed as GNU Backgammon keys them
     pos = Position.initial()
     roll = Roll(6, 5)
     plays = legal_plays(pos, roll)
@@ -90,7 +91,8 @@ def test_without_gnubg_nn_the_prior_is_flat(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_prior_picks_between_plays_of_one_roll() -> None:
-    """Two plays of the same roll that the marks fit equally: the better one wins, the turn stays flagged."""
+    """Two plays of the same roll that the marks fit equally: the one the evaluator prefers wins, surer."""
+    _gnubg_nn()  # the plays are keyed as GNU Backgammon keys them
     # White opens 6-5, 24/13: "6" where it touches down on its 18 point (B7), "5" on its 13 (B12).
     opening = BoardReading(1, {"B7": (CellReading((6,), 1.0),), "B12": (CellReading((5,), 1.0),)}, 0.0, 0.0, 0.0)
     # Black's 2-1: "2" in B4 is certain; the "1" sits in B5 (6/5) or B7 (8/7): the reader cannot tell.

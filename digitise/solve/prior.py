@@ -9,8 +9,8 @@ the same roll, as GNU Backgammon's neural net judges it at 0-ply (the
 ``gnubg-nn`` package, GNU Backgammon's own evaluator), times :data:`WEIGHT`.
 
 It is a prior, not a verdict: the readings outweigh it whenever they are
-clear, and it never moves a turn's confidence above what the marks allow
-by more than a blunder's worth (a few nats). Without ``gnubg-nn`` the prior
+clear, and no play is made less likely by it than :data:`FLOOR` (2 nats), so
+a blunder that was recorded clearly is still read as recorded. Without ``gnubg-nn`` the prior
 is flat (every play 0), so the solver still works, only less sure.
 """
 
