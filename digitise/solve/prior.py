@@ -51,7 +51,9 @@ class PlayPrior:
     """Log-prior of each legal play of a roll, cached per (position, roll)."""
 
     def __init__(self, evaluator: _Evaluator | None = None, *, weight: float = WEIGHT, floor: float = FLOOR) -> None:
-        self._evaluate = evaluator if evaluator is not None else _gnubg_evaluator()
+        if evaluator is None and weight > 0.0:
+            evaluator = _gnubg_evaluator()
+        self._evaluate = evaluator
         self.weight = weight
         self.floor = floor
         self._cache: dict[tuple[Position, Roll], tuple[dict[str, float], float]] = {}
