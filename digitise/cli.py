@@ -217,7 +217,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: whole matches rendered for training.")
 @click.option("--centre-matches", type=click.IntRange(1), default=500, show_default=True,
               help="--cellnet: matches of which only the boards with a written centre are rendered.")
-@click.option("--centre-epochs", type=click.IntRange(1), default=20, show_default=True,
+@click.option("--centre-epochs", type=click.IntRange(1), default=36, show_default=True,
               help="--cellnet: epochs of the centre model (--epochs is the point model's).")
 @click.option("--only", type=click.Choice(["point", "centre"]), help="--cellnet: train this model only.")
 @click.option("--cache", type=click.Path(path_type=Path, file_okay=False),

@@ -64,7 +64,7 @@ class CellNetOptions:
     val_matches: tuple[int, int] = (30, 150)
     epochs: int = POINT_EPOCHS
     #: The centre model has five times fewer cells: more passes over them.
-    centre_epochs: int = 20
+    centre_epochs: int = 36
     seed: int = 1
     jobs: int = 2
     threads: int = 2
