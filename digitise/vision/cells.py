@@ -36,9 +36,10 @@ numbers (ordered numbers 0-9) are always segmented as above.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
@@ -786,6 +787,7 @@ class CellReader:
                 out[i] = replace(result, crossed=by_index[i].crossed)
         for i in rest:
             out[i] = by_index[i]
+        assert all(r is not None for r in out), "every cell is read whole or segmented"
         return [r for r in out if r is not None]
 
     def _whole(self, cells: Sequence[tuple[np.ndarray, CellKind]]) -> list[CellAnalysis]:
@@ -798,14 +800,10 @@ class CellReader:
             chosen = [i for i, c in enumerate(kinds) if c is centre]
             if not chosen or net is None:
                 continue
-            try:
-                rows = run_cellnet(net, [prepare(cells[i][0], centre) for i in chosen], shape)
-            except DigitiseError:
-                raise
-            except Exception as exc:  # any failure of the model makes the cells unreadable
-                raise CellReadError(f"cell model failed: {type(exc).__name__}: {exc}") from exc
-            if not np.all(np.isfinite(rows)) or rows.min() < -1e-6 or rows.max() > 1 + 1e-6:
-                raise CellReadError("cell model answered non-probabilities")
+            inputs = [prepare(cells[i][0], centre) for i in chosen]
+            rows = _model_answer("cell model", functools.partial(run_cellnet, net, inputs, shape))
+            if rows.max() > 1 + 1e-6:
+                raise CellReadError("cell model answered non-probabilities (above 1)")
             for i, row in zip(chosen, rows, strict=True):
                 outputs[i] = row
         results = []
@@ -841,18 +839,11 @@ class CellReader:
     def _classify(self, glyphs: np.ndarray) -> np.ndarray:
         if len(glyphs) == 0:
             return np.zeros((0, len(self._classes)), np.float32)
-        try:
-            probabilities = np.asarray(self.classifier.predict(glyphs), np.float64)
-        except DigitiseError:
-            raise
-        except Exception as exc:  # any failure of the model makes the cell unreadable
-            raise CellReadError(f"glyph classifier failed: {type(exc).__name__}: {exc}") from exc
+        probabilities = _model_answer("glyph classifier", lambda: self.classifier.predict(glyphs))
         if probabilities.shape != (len(glyphs), len(self._classes)):
             raise CellReadError(
                 f"glyph classifier answered shape {probabilities.shape}, expected {(len(glyphs), len(self._classes))}"
             )
-        if not np.all(np.isfinite(probabilities)) or probabilities.min() < -1e-6:
-            raise CellReadError("glyph classifier answered non-probabilities (NaN or negative)")
         return np.clip(probabilities, 0.0, 1.0)
 
     def _read(
@@ -941,6 +932,19 @@ def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int) -> 
     candidates = tuple(CellReading(k, round(weights[k] / total * mass, 6)) for k in ranked
                        if weights[k] / total * mass >= 1e-6)
     return CellAnalysis(candidates, 0.0, max(whole.arrow, segmented.arrow), whole.letters)
+
+
+def _model_answer(name: str, call: Callable[[], np.ndarray]) -> np.ndarray:
+    """What a model answered, as float64 probabilities; CellReadError if it failed or answered nonsense."""
+    try:
+        answer = np.asarray(call(), np.float64)
+    except DigitiseError:
+        raise
+    except Exception as exc:  # any failure of the model makes the cells unreadable
+        raise CellReadError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+    if not np.all(np.isfinite(answer)) or (answer.size and answer.min() < -1e-6):
+        raise CellReadError(f"{name} answered non-probabilities (NaN or negative)")
+    return answer
 
 
 def _beam(digits: np.ndarray, skip: np.ndarray, allowed: np.ndarray, width: int) -> dict[tuple[int, ...], float]:
