@@ -199,7 +199,8 @@ def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: lis
     kept = list(range(len(evidence)))
     tried: set[int] = set()
     while len(tried) < STRANGER_TRIES:
-        suspect = _stranger_sheet([sheets[i] for i in kept], best_path(final), tried)
+        path = best_path(final)
+        suspect = _stranger_sheet([sheets[i] for i in kept], path, tried)
         if suspect is None:
             break
         tried.add(suspect)
@@ -211,7 +212,7 @@ def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: lis
         cost = STRANGER_PAGE + FOREIGN * written
         # Weighed first on a stretch (the page and two after it, from the state before it), which
         # costs a fraction of searching the match again: most suspects are real pages badly read.
-        if not _better_without(kept, others, best_path(final), evidence, forced, length, prior, cost, cache):
+        if not _better_without(kept, others, path, evidence, forced, length, prior, cost, cache):
             continue
         trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
         if trial.score + cost > final.score:
@@ -253,10 +254,10 @@ def _stranger_sheet(sheets: list[int], path: list[Node], tried: set[int]) -> int
     troubles: dict[int, int] = {}
     for node in path:
         if node.board is not None and troubled(node):
-            page = sheets[node.board]
-            troubles[page] = troubles.get(page, 0) + 1
-            if troubles[page] >= 2 and page not in tried:
-                return page
+            sheet = sheets[node.board]
+            troubles[sheet] = troubles.get(sheet, 0) + 1
+            if troubles[sheet] >= 2 and sheet not in tried:
+                return sheet
     return None
 
 
@@ -558,7 +559,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         # Crawford game: the rest of the match rests on it.
         restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags)
         if unknown or restart:
-            # The rest of this game rests on the doubtful board.
+            # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
             game = node.parent.state.game if node.parent is not None else node.state.game
             for later in path[path.index(node) + 1:]:
                 if later.board is None or later.parent is None:
