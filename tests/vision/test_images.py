@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from digitise.errors import InputError, PageError
+from digitise.vision import images
 from digitise.vision.images import PageImage, _decode_png_fast, iter_pages, load_pages, pdf_render_scale
 
 
@@ -114,6 +115,75 @@ def test_fast_png_decoder_gives_opencvs_pixels(tmp_path: Path) -> None:
     assert ok and _decode_png_fast(deep.tobytes()) is None
     ok, alpha = cv2.imencode(".png", np.dstack([colour, grey]))
     assert ok and _decode_png_fast(alpha.tobytes()) is None
+
+
+def _png(image: np.ndarray, filters: list[int]) -> bytes:
+    """``image`` (grey or BGR) as a PNG whose row r is filtered with ``filters[r % len(filters)]``."""
+    import struct
+    import zlib
+
+    rgb = image if image.ndim == 2 else image[:, :, ::-1]
+    height, width = image.shape[:2]
+    bpp = 1 if image.ndim == 2 else 3
+    rows = rgb.reshape(height, width * bpp).astype(np.int16)
+    out = []
+    for r in range(height):
+        x = rows[r]
+        b = rows[r - 1] if r else np.zeros_like(x)
+        a = np.concatenate([np.zeros(bpp, np.int16), x[:-bpp]])
+        c = np.concatenate([np.zeros(bpp, np.int16), b[:-bpp]])
+        kind = filters[r % len(filters)]
+        if kind == 0:
+            pred = np.zeros_like(x)
+        elif kind == 1:
+            pred = a
+        elif kind == 2:
+            pred = b
+        elif kind == 3:
+            pred = (a + b) // 2
+        else:
+            p = a + b - c
+            pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
+            pred = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+        out.append(bytes([kind]) + ((x - pred) % 256).astype(np.uint8).tobytes())
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0 if image.ndim == 2 else 2, 0, 0, 0)
+    data = zlib.compress(b"".join(out), 6)
+    # Several IDAT chunks, as encoders write them.
+    idat = b"".join(chunk(b"IDAT", data[k:k + 4096]) for k in range(0, len(data), 4096))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + idat + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("filters", [[2], [0], [0, 2, 2], [1], [4, 2], [3], [0, 1, 2, 3, 4]])
+def test_png_filters_decode_to_the_same_pixels(filters: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    colour = rng.integers(0, 256, (150, 97, 3), dtype=np.uint8)
+    grey = rng.integers(0, 256, (150, 97), dtype=np.uint8)
+    quick = []
+    spy = images._decode_png_none_up
+    monkeypatch.setattr(images, "_decode_png_none_up", lambda *a: quick.append(r := spy(*a)) or r)
+    for image in (colour, grey):
+        data = _png(image, filters)
+        assert np.array_equal(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED), image)
+        fast = _decode_png_fast(data)
+        assert fast is not None and np.array_equal(fast, image) and fast.flags.c_contiguous
+    # ISA-L and numpy decode rows filtered None and Up; others go to Wuffs.
+    if images._isal is not None:
+        assert [r is not None for r in quick] == [set(filters) <= {0, 2}] * 2
+
+
+def test_png_quick_path_refuses_a_short_or_long_stream() -> None:
+    image = np.random.default_rng(6).integers(0, 256, (40, 30, 3), dtype=np.uint8)
+    data = _png(image, [2])
+    idat = images._sound_chunks(data)
+    assert idat is not None
+    if images._isal is None:
+        pytest.skip("python-isal not installed")
+    assert images._decode_png_none_up(idat, 30, 40, 3) is not None
+    assert images._decode_png_none_up(idat, 30, 41, 3) is None
+    assert images._decode_png_none_up(idat, 30, 39, 3) is None
+    assert images._decode_png_none_up([idat[0][:-10]], 30, 40, 3) is None
 
 
 def test_damaged_png_is_an_error_not_a_damaged_picture(tmp_path: Path) -> None:
