@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ from digitise.notation.readings import (
 from digitise.solve import SolveResult, parse_correction, parse_corrections, solve
 from digitise.solve.compare import compare
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.search import Searcher, State, legal_results, nearest_play, physical_play
+from digitise.solve.search import Searcher, State, best_path, legal_results, nearest_play, physical_play
 from tests.conftest import real_matches
 
 MATCHES = real_matches()
@@ -437,3 +438,20 @@ def test_a_cell_the_reader_could_not_make_out_leaves_every_roll_open() -> None:
                          0.0, 0.0, 0.0)
     assert Roll(5, 5) in BoardEvidence(unsure).near_rolls
     assert Roll(5, 5) not in BoardEvidence(clear).near_rolls + BoardEvidence(clear).rolls[:1]
+
+
+@pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
+def test_a_bounded_search_gives_up_only_when_it_cannot_reach_the_bound() -> None:
+    """Scores only fall from board to board, so a search below its bound may stop: the stranger-page trial does."""
+    match = read_mat(MATCHES[0]).match
+    marks = [b.marks for b in encode_match(match)][:24]
+    evidence = [BoardEvidence(r) for r in noisy_readings(marks, seed=3, profile=HEAVY)]
+    _, free = Searcher(evidence, match.length).run()
+    path = best_path(free)
+    assert all(b.score <= a.score for a, b in zip([path[0].parent, *path], path, strict=False))
+    _, below = Searcher(evidence, match.length, bound=free.score - 1.0).run()
+    assert below.score == free.score and [n.summary for n in best_path(below)] == [n.summary for n in path]
+    _, above = Searcher(evidence, match.length, bound=free.score + 1.0).run()
+    assert above.score < free.score + 1.0
+    _, hopeless = Searcher(evidence, match.length, bound=0.5).run()  # no explanation scores above 0
+    assert hopeless.score == -math.inf and best_path(hopeless)[-1].summary == ("hopeless",)

@@ -245,7 +245,8 @@ def _better_without(kept: list[int], others: list[int], path: list[Node], eviden
     rest = [i for i in stretch if i in remaining]
     if not rest:
         return with_page < cost
-    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache)
+    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache,
+                      bound=with_page - cost)
     return without.score + cost > with_page
 
 
@@ -262,18 +263,22 @@ def _stranger_sheet(sheets: list[int], path: list[Node], tried: set[int]) -> int
 
 
 def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
-            start: State | None = None, cache: Cache | None = None) -> Node:
+            start: State | None = None, cache: Cache | None = None, bound: float = -math.inf) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
 
     The repairing search (see :meth:`Searcher.run`) finds plays the marks do
     not spell out, but its wider boards can also crowd the truth out of the
     beam on a badly read match; whichever explains the whole match better is
-    kept.
+    kept. With a ``bound``, a search whose every explanation falls below it
+    stops early and scores ``-inf``.
     """
     cache = cache if cache is not None else Cache()
-    _, final = Searcher(evidence, length, forced, repair=False, prior=prior, start=start, cache=cache).run()
-    if any(node.board is not None and troubled(node) for node in best_path(final)):
-        _, again = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache).run()
+    _, final = Searcher(evidence, length, forced, repair=False, prior=prior, start=start, cache=cache,
+                        bound=bound).run()
+    # A plain search that fell below the bound may still be beaten by the repairing one.
+    if final.score == -math.inf or any(node.board is not None and troubled(node) for node in best_path(final)):
+        _, again = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache,
+                            bound=bound).run()
         if again.score > final.score:
             final = again
     return final

@@ -244,8 +244,11 @@ class Searcher:
     def __init__(self, evidence: list[BoardEvidence], length: int,
                  forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
                  repair: bool = True, prior: PlayPrior | None = None, start: State | None = None,
-                 cache: Cache | None = None) -> None:
+                 cache: Cache | None = None, bound: float = -math.inf) -> None:
         self.evidence = evidence
+        #: Give up once every explanation scores below this: scores only fall from board to board, so
+        #: none could end above it (a trial that can only lose is not worth finishing).
+        self.bound = bound
         #: Where the boards begin: a match's start, or (to weigh a stretch of it) the state before them.
         self.start = start
         self.prior = prior if prior is not None else PlayPrior(weight=0.0)
@@ -277,6 +280,9 @@ class Searcher:
 
     def run(self) -> tuple[Node, Node]:
         """Search all boards; return (root, final node of the best explanation).
+
+        When every explanation falls below :attr:`bound`, the search stops and
+        the final node returned scores ``-inf`` (its path is empty).
 
         Plays are normally read off the marks, so a confident misread (a
         doublet's second digit missed, a dance's crossed dice read as others)
@@ -316,6 +322,8 @@ class Searcher:
                     top = max(top, score)
             options.sort(key=lambda o: -o[0])
             best = options[0][0]
+            if best < self.bound:
+                return root, Node(root, None, ("hopeless",), (), root.state, -math.inf, -math.inf, ())
             kept: list[Node] = []
             seen: dict[State, Node] = {}
             for score, parent, option in options:
