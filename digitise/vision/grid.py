@@ -207,14 +207,19 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
     c0 = np.clip((us[:-1] + inset).astype(int), 0, size[0])
     c1 = np.clip((us[1:] - inset).astype(int), 0, size[0])
     widths = np.maximum(c1 - c0, 1)
+    # Each segment's sum over its columns [c0, c1): one reduceat over the bounds in order (c1 of a
+    # segment never passes c0 of the next); a spare zero column lets a bound sit at the image's edge.
+    bounds = np.stack([c0, c1], axis=1).ravel()
+    band = np.zeros((span.size, size[0] + 1), np.float32)
     for i, v in enumerate(vs):
         start = int(np.round(v)) - reach
         rows_idx = start + span
         valid = (rows_idx >= 0) & (rows_idx < size[1])
-        cumulative = np.zeros((span.size, size[0] + 1), np.float32)
-        np.cumsum(slack_h[np.clip(rows_idx, 0, size[1] - 1)], axis=1, out=cumulative[:, 1:])
-        cumulative[~valid] = 0.0
-        cov = ((cumulative[:, c1] - cumulative[:, c0]) / widths).T  # (segments, span)
+        band[:, :-1] = slack_h[np.clip(rows_idx, 0, size[1] - 1)]
+        band[~valid] = 0.0
+        # Sums of 0/1 pixels: exact whatever the order, so the same as differences of cumulative sums.
+        sums = np.add.reduceat(band, bounds, axis=1)[:, 0::2]
+        cov = (np.where(c1 > c0, sums, np.float32(0.0)) / widths).T  # (segments, span)
         found = _line_offsets(cov, np.full(n_cols - 1, v - start))
         hy[i] = np.where(c1 > c0, start + found, np.nan)
 

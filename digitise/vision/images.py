@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -159,6 +160,10 @@ def _wuffs_decoder(pixel_format: str) -> Any | None:
     return ImageDecoder(config)
 
 
+_LENGTH_TYPE = struct.Struct(">I4s")
+_CRC = struct.Struct(">I")
+
+
 def _sound_chunks(data: bytes) -> list[memoryview] | None:
     """The IDAT chunks' data when every chunk's CRC-32 checks out up to IEND and none is a transparency chunk.
 
@@ -168,20 +173,21 @@ def _sound_chunks(data: bytes) -> list[memoryview] | None:
     15 MB page with ISA-L's CRC, ~5 with zlib's).
     """
     view = memoryview(data)
+    size = len(data)
     at = 8
     idat: list[memoryview] = []
-    while at + 12 <= len(data):
-        length = int.from_bytes(view[at:at + 4], "big")
+    unpack, crc32, append = _LENGTH_TYPE.unpack_from, _crc32, idat.append
+    while at + 12 <= size:
+        length, kind = unpack(data, at)
         end = at + 8 + length
-        if end + 4 > len(data):
+        if end + 4 > size:
             return None
-        kind = bytes(view[at + 4:at + 8])
-        if kind == b"tRNS" or _crc32(view[at + 4:end]) != int.from_bytes(view[end:end + 4], "big"):
+        if kind == b"tRNS" or crc32(view[at + 4:end]) != _CRC.unpack_from(data, end)[0]:
             return None
-        if kind == b"IEND":
-            return idat
         if kind == b"IDAT":
-            idat.append(view[at + 8:end])
+            append(view[at + 8:end])
+        elif kind == b"IEND":
+            return idat
         at = end + 4
     return None
 
