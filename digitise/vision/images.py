@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import struct
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,6 +81,43 @@ def darkest_channel(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
         return image
     return np.minimum(np.minimum(image[:, :, 0], image[:, :, 1]), image[:, :, 2])
+
+
+#: glibc's mallopt parameters, and the values :func:`keep_freed_memory` sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD = 128 << 20
+_TRIM_THRESHOLD = 256 << 20
+_memory_kept = False
+
+
+def keep_freed_memory() -> None:
+    """Let this process reuse the memory of one page's large buffers for the next (glibc only).
+
+    A 300-dpi colour page allocates ~70 MB in a few large blocks (the file,
+    the inflated rows, the picture). glibc gives each block over its mmap
+    threshold its own mapping and unmaps it when freed, so every page
+    faults all of it in again: ~15,000 page faults, ~20 ms of CPU a page
+    (decode 70 -> 50 ms on the batch pages). Raising the threshold to
+    128 MB and the trim threshold to 256 MB keeps freed blocks in the heap
+    for the next page; a process keeps at most 256 MB it does not use.
+    Called once per process by :func:`digitise.vision.read.read_pages`;
+    does nothing elsewhere than on glibc.
+    """
+    global _memory_kept
+    if _memory_kept:
+        return
+    _memory_kept = True
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # pragma: no cover - not glibc (musl has no mallopt)
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+    mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
 
 
 def _kind(head: bytes) -> str | None:

@@ -40,7 +40,7 @@ from digitise.vision.grid import (
     refine_board,
     scaled_fit,
 )
-from digitise.vision.images import PageImage, darkest_channel, iter_pages
+from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory
 from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, DOT_MM2, extract_ink, ink_amount
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers
 
@@ -465,6 +465,7 @@ def read_pages(
     writing, every page's own number from every page.
     """
     templates = resolve_templates(template)
+    keep_freed_memory()
     pages: list[PageReading] = []
     texts: list[tuple[tuple[str, np.ndarray], ...]] = []
     errors: list[DigitiseError] = []

@@ -255,3 +255,12 @@ def test_too_small_page_is_a_page_error(tmp_path: Path) -> None:
     (item,) = list(iter_pages(tmp_path / "tiny.png"))
     assert isinstance(item, PageError)
     assert "too small" in item.reason and item.where == "page 1"
+
+
+def test_keep_freed_memory_is_harmless_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(images, "_memory_kept", False)
+    images.keep_freed_memory()
+    assert images._memory_kept
+    images.keep_freed_memory()  # a second call does nothing
+    big = np.ones((3000, 3000, 3), np.uint8)  # allocating and freeing still work
+    assert int(big[-1, -1, -1]) == 1
