@@ -7,6 +7,7 @@ folder, in worker processes, and never lets one bad file stop the others.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import multiprocessing
@@ -65,6 +66,19 @@ def natural_key(path: Path) -> list[object]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
 
 
+#: Allocations between two collections of Python's youngest generation (its default is 700). Reading
+#: and solving a page makes and drops some 10^5 short-lived objects: with the default, a page cost
+#: ~26 collections and 6.7 ms of CPU; with this, 1.3 and 2.5 ms (the same readings and match).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def _fewer_collections() -> None:
+    """Collect the youngest generation less often in a process that scans (set once, never lowered)."""
+    young, *older = gc.get_threshold()
+    if 0 < young < GC_YOUNG_THRESHOLD:
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *older)
+
+
 def scan(pages: Sequence[Path], output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
     """Read ``pages`` as one match, solve it, write the ``.mat`` (and the report).
 
@@ -80,6 +94,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
 
     if not pages:
         raise InputError("no pages given")
+    _fewer_collections()
     for target in (output, report):
         if target is not None and target.exists() and not options.overwrite:
             raise OutputError("exists already (use --force to replace it)", target)
