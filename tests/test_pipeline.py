@@ -94,3 +94,23 @@ def test_batch_progress_reports_every_job(tmp_path: Path) -> None:
     batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner,
           progress=lambda r: seen.append(r.name))
     assert sorted(seen) == ["empty", "m1", "m2", "notes.txt", "single"]
+
+
+def test_scanning_collects_the_youngest_generation_less_often() -> None:
+    import gc
+
+    from digitise import pipeline
+
+    old = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        pipeline._fewer_collections()
+        assert gc.get_threshold() == (pipeline.GC_YOUNG_THRESHOLD, 10, 10)
+        gc.set_threshold(50_000, 10, 10)  # never lowered
+        pipeline._fewer_collections()
+        assert gc.get_threshold()[0] == 50_000
+        gc.set_threshold(0, 10, 10)  # collection switched off stays off
+        pipeline._fewer_collections()
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*old)
