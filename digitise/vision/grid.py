@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from digitise.sheet.geometry import BoardGeometry, Rect, Template, board_rect
+from digitise.vision.images import histogram
 from digitise.vision.page import PageFit, project, rotation_of, scale_at
 
 #: Pixels per mm of the board images used to measure lines.
@@ -117,7 +118,7 @@ def _grey_percentile(grey: np.ndarray, q: float) -> float:
 
 def _grey_percentiles(grey: np.ndarray, qs: Sequence[float]) -> list[float]:
     """Several quantiles of a uint8 image from one histogram."""
-    cumulative = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    cumulative = np.cumsum(histogram(grey))
     total = max(int(cumulative[-1]) - 1, 0)
     return [float(v) for v in np.searchsorted(cumulative, np.asarray(qs) * total, side="right")]
 

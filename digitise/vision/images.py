@@ -80,7 +80,28 @@ def darkest_channel(image: np.ndarray) -> np.ndarray:
     """
     if image.ndim == 2:
         return image
+    height, width, channels = image.shape
+    if channels == 3 and image.flags.c_contiguous:
+        # A pixel's three bytes lie side by side in its row: a 1x3 erosion centred on the middle
+        # one is their minimum (a third faster than numpy's strided minimum).
+        eroded = cv2.erode(image.reshape(height, width * 3), _ROW_OF_3)
+        return np.ascontiguousarray(eroded[:, 1::3])
     return np.minimum(np.minimum(image[:, :, 0], image[:, :, 1]), image[:, :, 2])
+
+
+_ROW_OF_3 = np.ones((1, 3), np.uint8)
+
+
+def histogram(grey: np.ndarray) -> np.ndarray:
+    """How many pixels of a uint8 image have each of the 256 levels (int64), as ``np.bincount`` counts them.
+
+    OpenCV's histogram: twice as fast as ``np.bincount``, which widens every
+    pixel to 64 bits first.
+    """
+    if grey.size == 0 or grey.size >= 1 << 24:  # empty, or too many pixels for OpenCV's float32 counts
+        return np.bincount(grey.ravel(), minlength=256).astype(np.int64)
+    counts = cv2.calcHist([np.ascontiguousarray(grey)], [0], None, [256], [0, 256])
+    return counts.ravel().astype(np.int64)
 
 
 #: glibc's mallopt parameters, and the values :func:`keep_freed_memory` sets.

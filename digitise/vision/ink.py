@@ -24,6 +24,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from digitise.vision.images import histogram
+
 #: Resolution of cell images.
 CELL_PX_PER_MM = 10.0
 #: Margin around a cell in its image, mm.
@@ -48,7 +50,7 @@ DOT_MM2 = 0.5
 
 def paper_level(grey: np.ndarray) -> float:
     """The paper's grey level in ``grey``: a bright percentile (most of a cell is paper)."""
-    counts = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    counts = np.cumsum(histogram(grey))
     return max(float(np.searchsorted(counts, 0.85 * max(int(counts[-1]) - 1, 0), side="right")), 1.0)
 
 
@@ -162,7 +164,7 @@ def extract_ink(
     # A faint writer (a light pencil, a thin pen) gets a lower bar than a dark one, down to what
     # paper grain and show-through reach.
     # Quantiles from a 256-bin histogram: a sort per cell would cost more than the rest together.
-    counts = np.cumsum(np.bincount((dark * 255.0).astype(np.uint8).ravel(), minlength=256))
+    counts = np.cumsum(histogram((dark * 255.0).astype(np.uint8)))
     total = max(int(counts[-1]) - 1, 0)
     strongest = float(np.searchsorted(counts, 0.997 * total, side="right")) / 255.0
     middle = float(np.searchsorted(counts, 0.5 * total, side="right")) / 255.0

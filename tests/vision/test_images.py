@@ -264,3 +264,16 @@ def test_keep_freed_memory_is_harmless_and_once(monkeypatch: pytest.MonkeyPatch)
     images.keep_freed_memory()  # a second call does nothing
     big = np.ones((3000, 3000, 3), np.uint8)  # allocating and freeing still work
     assert int(big[-1, -1, -1]) == 1
+
+
+def test_darkest_channel_and_histogram_match_numpy() -> None:
+    rng = np.random.default_rng(7)
+    colour = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    want = colour.min(axis=2)
+    assert np.array_equal(images.darkest_channel(colour), want)
+    assert np.array_equal(images.darkest_channel(colour[:, ::2]), want[:, ::2])  # not contiguous
+    grey = rng.integers(0, 256, (41, 29), dtype=np.uint8)
+    assert np.array_equal(images.darkest_channel(grey), grey)
+    for image in (grey, grey[::2, ::3], grey[:0]):
+        counts = images.histogram(image)
+        assert counts.dtype == np.int64 and np.array_equal(counts, np.bincount(image.ravel(), minlength=256))
