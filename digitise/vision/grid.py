@@ -133,7 +133,10 @@ def paper_of(grey: np.ndarray) -> float:
 def darkness(grey: np.ndarray, paper: float | None = None) -> np.ndarray:
     """How much darker than the paper each pixel is, float32 0..1."""
     level = paper_of(grey) if paper is None else paper
-    return np.clip(1.0 - grey.astype(np.float32) * np.float32(1.0 / level), 0.0, 1.0)
+    dark = grey.astype(np.float32)
+    np.multiply(dark, np.float32(1.0 / level), out=dark)
+    np.subtract(np.float32(1.0), dark, out=dark)
+    return np.clip(dark, 0.0, 1.0, out=dark)
 
 
 def _line_offsets(windows: np.ndarray, centres: np.ndarray) -> np.ndarray:

@@ -224,8 +224,8 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
     # Darker than the paper around it (a shadow across the board is paper, not ink).
     size = int(2.2 * s) | 1
     around = cv2.blur(cv2.erode(cv2.blur(dark, (3, 3)), np.ones((size, size), np.uint8)), (size, size))
-    dark = dark - around
-    values = np.where(dark >= PRESENCE_DARK, dark, np.float32(0.0))
+    values = np.subtract(dark, around, out=around)
+    np.copyto(values, np.float32(0.0), where=~(values >= PRESENCE_DARK))
     integral = cv2.integral(values, sdepth=cv2.CV_64F)
     height, width = dark.shape
     names = list(board.cells)
