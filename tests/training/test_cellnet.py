@@ -64,7 +64,7 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
             s = _samples(40, shape, 10 * k + len(kind))
             np.savez(cache / f"{part}_{kind}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
     out = tmp_path / "models"
-    report = train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))
+    report = train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1, augment=True))
     assert set(report.figures) == {"point", "centre"}
     for path, shape in zip(report.models, (POINT_SHAPE, CENTRE_SHAPE), strict=True):
         net = OnnxCellNet(path, shape)
@@ -73,3 +73,34 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
         assert p[:, :HEADS * COUNTS].reshape(3, HEADS, COUNTS).sum(axis=2) == pytest.approx(1.0, abs=1e-5)
     with pytest.raises(Exception, match="exists already"):
         train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))
+
+
+def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(tmp_path: Path) -> None:
+    from digitise.training.cellnet import _samples as cached_samples
+
+    sizes = {"fit_normal": 5, "fit_centre": 7, "fit_centre1500-1600": 3, "val_normal": 4, "val_centre": 6}
+    for k, (part, n) in enumerate(sizes.items()):
+        for kind, shape in (("point", (4, 4)), ("centre", (4, 8))):
+            s = _samples(n, shape, 10 * k + len(kind))
+            np.savez(tmp_path / f"{part}_{kind}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+    data = cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, centre_matches=600))
+    assert len(data["fit"]["centre"]) == 7 + 3  # every centre chunk
+    assert len(data["fit"]["point"]) == 5 + 7  # the point squares of the first chunk only, as shipped
+    assert len(data["val"]["centre"]) == 6 and len(data["val"]["point"]) == 4 + 6
+    with pytest.raises(Exception, match="centre matches"):
+        cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, centre_matches=7001))
+
+
+def test_augmentation_keeps_shape_and_range_and_is_seeded() -> None:
+    torch = pytest.importorskip("torch")
+    from digitise.training.cellnet import augment_batch
+
+    x = torch.zeros(16, 1, *CENTRE_SHAPE)
+    x[:, :, 15:35, 60:100] = 1.0
+    a = augment_batch(torch, x, torch.Generator().manual_seed(3), True)
+    b = augment_batch(torch, x, torch.Generator().manual_seed(3), True)
+    assert a.shape == x.shape and torch.equal(a, b)
+    assert float(a.min()) >= 0.0 and float(a.max()) <= 1.0
+    assert not torch.equal(a, x)
+    # Most of the ink stays (no cell is distorted out of view).
+    assert float(a.sum(dim=(1, 2, 3)).min()) > 0.4 * float(x[0].sum())

@@ -26,7 +26,8 @@ from digitise.vision.cellnet import (
     point_input,
     split_output,
 )
-from digitise.vision.cells import CellAnalysis, CellKind, CellReader, CellReadError, combine_readings
+from digitise.vision import cells as cells_module
+from digitise.vision.cells import CellAnalysis, CellKind, CellReader, CellReadError, Combination, combine_readings
 
 # --- inputs ---------------------------------------------------------------------------------------
 
@@ -177,6 +178,29 @@ def test_combined_readings_are_a_product_of_experts_over_multisets() -> None:
     alone = combine_readings(whole, CellAnalysis((CellReading((6,), 1.0),), 0.0, 0.0, 0.0), 5)
     assert {c.digits for c in alone.candidates} == {(3, 5), (3,), (6,)}
     assert sum(c.probability for c in alone.candidates) == pytest.approx(0.9, abs=1e-5)
+
+
+def test_a_weighted_sharpened_combination() -> None:
+    whole = CellAnalysis((CellReading((3, 5), 0.6), CellReading((3,), 0.3)), 0.0, 0.0, 0.0)
+    segmented = CellAnalysis((CellReading((3,), 0.7), CellReading((5, 3), 0.2)), 0.0, 0.0, 0.0)
+    how = Combination(weight=0.8, floor=0.01, temperature=0.5)
+    got = combine_readings(whole, segmented, 5, how)
+    weights = {(3,): (0.3 ** 0.8 * 0.7 ** 0.2) ** 2, (3, 5): (0.6 ** 0.8 * 0.2 ** 0.2) ** 2}
+    total = sum(weights.values())
+    # Leaning on the whole-cell reader puts its reading first.
+    assert [c.digits for c in got.candidates] == [(3, 5), (3,)]
+    assert got.candidates[0].probability == pytest.approx(0.9 * weights[(3, 5)] / total, abs=1e-6)
+    # The default is the plain geometric mean.
+    assert combine_readings(whole, segmented, 5) == combine_readings(whole, segmented, 5, Combination(0.5, 0.01, 1.0))
+
+
+def test_a_centre_combination_keeps_the_x_finders_cross_and_the_models_arrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cells_module, "CENTRE_COMBINATION", Combination(0.7, 0.01, 1.0))
+    point, centre = _Fixed((5, 2), 0.9), _Fixed((3, 3), 0.8, crossed=0.95, arrow=0.3)
+    reader = CellReader(_NoGlyphs(), cellnets=(point, centre))  # type: ignore[arg-type]
+    got = reader.analyse_many([(_blob((110, 1200)), CellKind.CENTRE)])[0]
+    assert got.candidates[0].digits == (3, 3)
+    assert got.crossed == 0.0 and got.arrow == pytest.approx(0.3)
 
 
 def test_a_failing_cell_model_is_a_clear_error() -> None:
