@@ -267,3 +267,16 @@ def test_shipped_point_model_reads_a_rendered_page(shipped: CellReader) -> None:
             right += bool(candidates) and sorted(candidates[0].digits) == sorted(digits)
     assert total >= 15
     assert right >= 0.9 * total, f"{right} of {total} point squares read right"
+
+
+def test_a_mean_of_models_answers_their_mean_probabilities() -> None:
+    from digitise.vision.cellnet import MeanCellNet
+
+    a, b = _Fixed((3, 3), 0.9), _Fixed((5,), 0.5)
+    got = MeanCellNet((a, b)).predict(np.zeros((2, *CENTRE_SHAPE), np.float32))
+    assert got.shape == (2, OUTPUTS)
+    assert got[0] == pytest.approx((a.row + b.row) / 2)
+    counts = got[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(2, len(VALUES), MAX_COUNT + 1)
+    assert counts.sum(axis=2) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        MeanCellNet(())
