@@ -40,7 +40,7 @@ import numpy as np
 
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
-from digitise.vision.classifier import open_onnx
+from digitise.vision.classifier import ink_percentile, open_onnx
 
 #: Model input of a point/off square: (height, width) px.
 POINT_SHAPE = (64, 48)
@@ -76,7 +76,7 @@ def _stretch(ink: np.ndarray) -> np.ndarray:
     inked = ink[ink > 0.05]
     if inked.size == 0:
         return np.zeros_like(ink)
-    level = float(np.percentile(inked, 90))
+    level = ink_percentile(inked, 90)
     return np.clip(ink / max(level, 0.15), 0.0, 1.0)
 
 

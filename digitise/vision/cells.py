@@ -63,6 +63,7 @@ from digitise.vision.classifier import (
     GlyphClassifier,
     class_indices,
     digit_probabilities,
+    ink_percentile,
     load_classifier,
     normalise_glyph,
 )
@@ -181,7 +182,7 @@ def _threshold(ink: np.ndarray) -> float:
     strong = ink[ink > 0.1]
     if strong.size == 0:
         return 1.0
-    return max(0.15, 0.45 * float(np.percentile(strong, 95)))
+    return max(0.15, 0.45 * ink_percentile(strong, 95))
 
 
 #: Hysteresis: fainter ink (down to this share of the level) counts where it touches ink above the level.

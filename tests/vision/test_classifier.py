@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digitise.errors import InputError
 from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
@@ -17,6 +19,7 @@ from digitise.vision.classifier import (
     GLYPH_SIZE,
     OnnxGlyphClassifier,
     digit_probabilities,
+    ink_percentile,
     load_classifier,
     normalise_glyph,
 )
@@ -82,3 +85,10 @@ def test_missing_or_broken_model_is_a_clear_error(tmp_path: Path) -> None:
     broken.with_suffix(".json").write_text(json.dumps({"classes": list(CLASSES), "glyph_size": GLYPH_SIZE}))
     with pytest.raises(InputError, match="ONNX"):
         OnnxGlyphClassifier(broken)
+
+
+@given(st.integers(1, 500), st.sampled_from([90.0, 95.0, 50.0, 99.0]), st.sampled_from([np.float32, np.float64]),
+       st.integers(0, 2**32 - 1))
+def test_ink_percentile_is_numpys_percentile_to_the_bit(n: int, percent: float, dtype: type, seed: int) -> None:
+    values = np.random.default_rng(seed).random(n).astype(dtype)
+    assert ink_percentile(values.copy(), percent) == float(np.percentile(values, percent))
