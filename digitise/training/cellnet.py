@@ -121,9 +121,9 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         if cached and all(p.is_file() for p in cached.values()):
             parts[name] = {kind: _load(p) for kind, p in cached.items()}
             continue
-        start = time.perf_counter()
+        began = time.perf_counter()
         parts[name] = generate(list(seeds), key, centre_only=centre_only, glyphs=options.glyphs, jobs=options.jobs)
-        log.info("%s: %s cells in %.0f s", name, {k: len(v) for k, v in parts[name].items()}, time.perf_counter() - start)
+        log.info("%s: %s cells in %.0f s", name, {k: len(v) for k, v in parts[name].items()}, time.perf_counter() - began)
         for kind, path in cached.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             s = parts[name][kind]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from digitise.notation.readings import CellReading
+from digitise.vision import cells as cells_module
 from digitise.vision.cellnet import (
     CENTRE_SHAPE,
     MAX_COUNT,
@@ -26,8 +27,14 @@ from digitise.vision.cellnet import (
     point_input,
     split_output,
 )
-from digitise.vision import cells as cells_module
-from digitise.vision.cells import CellAnalysis, CellKind, CellReader, CellReadError, Combination, combine_readings
+from digitise.vision.cells import (
+    CellAnalysis,
+    CellKind,
+    CellReader,
+    CellReadError,
+    Combination,
+    combine_readings,
+)
 
 # --- inputs ---------------------------------------------------------------------------------------
 
