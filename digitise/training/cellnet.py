@@ -51,6 +51,10 @@ COUNTS = MAX_COUNT + 1
 POINT_EPOCHS = 14
 
 
+#: Validation matches by default (whole, centre-only).
+VAL_MATCHES = (30, 150)
+
+
 @dataclass(frozen=True, slots=True)
 class CellNetOptions:
     """What `digitise train --cellnet` was asked to do."""
@@ -62,7 +66,7 @@ class CellNetOptions:
     #: Matches of which only the boards with a written centre are rendered (centres are rare).
     centre_matches: int = 500
     #: Validation matches (whole, centre-only), written with the held-apart tenth of the TRAIN glyphs.
-    val_matches: tuple[int, int] = (30, 150)
+    val_matches: tuple[int, int] = VAL_MATCHES
     epochs: int = POINT_EPOCHS
     #: The centre model has five times fewer cells: more passes over them.
     centre_epochs: int = 36
@@ -93,28 +97,44 @@ class CellNetReport:
 FIT_SEEDS, FIT_CENTRE_SEEDS, VAL_SEEDS, VAL_CENTRE_SEEDS = 0, 1000, 8000, 8100
 #: Centre-only seeds generated (and cached) together.
 CENTRE_CHUNK = 500
+#: Whole-match seeds generated (and cached) together (the default --matches is one chunk).
+FIT_CHUNK = 140
 
 
 def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     """{"fit" | "val": {"point" | "centre": samples}}, generated or read from the cache."""
+    if FIT_SEEDS + options.matches > FIT_CENTRE_SEEDS:
+        raise InputError(f"at most {FIT_CENTRE_SEEDS - FIT_SEEDS} whole matches (seeds {FIT_SEEDS} up, "
+                         f"below the centre-only matches' {FIT_CENTRE_SEEDS})")
     if FIT_CENTRE_SEEDS + options.centre_matches > VAL_SEEDS:
         raise InputError(f"at most {VAL_SEEDS - FIT_CENTRE_SEEDS} centre matches (seeds {FIT_CENTRE_SEEDS} up, "
                          f"below the validation's {VAL_SEEDS})")
+    # A cache file's name says which seeds it holds, so a cache made for other counts is never
+    # read as this one: the default validation sets under the names they always had.
+    val_normal, val_centre = "val_normal", "val_centre"
+    if options.val_matches[0] != VAL_MATCHES[0]:
+        val_normal += f"-{VAL_SEEDS + options.val_matches[0]}"
+    if options.val_matches[1] != VAL_MATCHES[1]:
+        val_centre += f"-{VAL_CENTRE_SEEDS + options.val_matches[1]}"
     plans = {
-        "fit_normal": (range(FIT_SEEDS, FIT_SEEDS + options.matches), "fit", False),
-        "val_normal": (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", False),
-        "val_centre": (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", True),
+        val_normal: (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", False),
+        val_centre: (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", True),
     }
-    # Centre-only matches in chunks of CENTRE_CHUNK seeds, each cached on its own (the first under the
-    # name it always had), so that asking for more matches generates only the new ones.
-    chunks = []
-    for start in range(FIT_CENTRE_SEEDS, FIT_CENTRE_SEEDS + options.centre_matches, CENTRE_CHUNK):
-        name = "fit_centre" if start == FIT_CENTRE_SEEDS else f"fit_centre{start}"
-        end = min(start + CENTRE_CHUNK, FIT_CENTRE_SEEDS + options.centre_matches)
-        if end - start < CENTRE_CHUNK:
-            name += f"-{end}"
-        plans[name] = (range(start, end), "fit", True)
-        chunks.append(name)
+    # Whole and centre-only matches in chunks, each cached on its own (the first under the name it
+    # always had), so that asking for more matches generates only the new ones.
+    def chunked(base: str, first: int, count: int, size: int, centre_only: bool) -> list[str]:
+        names = []
+        for start in range(first, first + count, size):
+            name = base if start == first else f"{base}{start}"
+            end = min(start + size, first + count)
+            if end - start < size:
+                name += f"-{end}"
+            plans[name] = (range(start, end), "fit", centre_only)
+            names.append(name)
+        return names
+
+    wholes = chunked("fit_normal", FIT_SEEDS, options.matches, FIT_CHUNK, False)
+    chunks = chunked("fit_centre", FIT_CENTRE_SEEDS, options.centre_matches, CENTRE_CHUNK, True)
     parts: dict[str, dict[str, CellSamples]] = {}
     for name, (seeds, key, centre_only) in plans.items():
         cached = {kind: options.cache / f"{name}_{kind}.npz" for kind in ("point", "centre")} if options.cache else {}
@@ -133,10 +153,11 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     fit_centre = functools.reduce(_concat, (parts[name]["centre"] for name in chunks))
     # The point model keeps the point squares of the first centre chunk only (as shipped): the centre
     # matches' point squares are the same kind of squares as the whole matches'.
+    fit_point = functools.reduce(_concat, [*(parts[name]["point"] for name in wholes), parts[chunks[0]]["point"]])
     return {
-        "fit": {"point": _concat(parts["fit_normal"]["point"], parts[chunks[0]]["point"]), "centre": fit_centre},
-        "val": {"point": _concat(parts["val_normal"]["point"], parts["val_centre"]["point"]),
-                "centre": parts["val_centre"]["centre"]},
+        "fit": {"point": fit_point, "centre": fit_centre},
+        "val": {"point": _concat(parts[val_normal]["point"], parts[val_centre]["point"]),
+                "centre": parts[val_centre]["centre"]},
     }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from digitise.errors import InputError
 from digitise.training.celldata import CellSamples
 from digitise.training.cellnet import (
     COUNTS,
@@ -104,3 +105,26 @@ def test_augmentation_keeps_shape_and_range_and_is_seeded() -> None:
     assert not torch.equal(a, x)
     # Most of the ink stays (no cell is distorted out of view).
     assert float(a.sum(dim=(1, 2, 3)).min()) > 0.4 * float(x[0].sum())
+
+
+def test_cached_cells_are_only_reused_for_the_seeds_they_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More whole matches than a cache holds generate only the new seeds; other counts never reuse a file."""
+    from digitise.training import cellnet
+
+    asked: list[tuple[int, int, bool]] = []
+
+    def fake_generate(seeds: list[int], key: str, *, centre_only: bool = False, **_: object) -> dict[str, CellSamples]:
+        asked.append((seeds[0], seeds[-1] + 1, centre_only))
+        return {"point": _samples(len(seeds), POINT_SHAPE, seeds[0]), "centre": _samples(1, CENTRE_SHAPE, seeds[0])}
+
+    monkeypatch.setattr(cellnet, "generate", fake_generate)
+    small = CellNetOptions(tmp_path / "out", matches=140, centre_matches=10, val_matches=(2, 3), cache=tmp_path)
+    first = cellnet._samples(small)
+    assert sorted(asked) == [(0, 140, False), (1000, 1010, True), (8000, 8002, False), (8100, 8103, True)]
+    asked.clear()
+    more = cellnet._samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, val_matches=(2, 3),
+                                           cache=tmp_path))
+    assert asked == [(140, 200, False)]  # only the new whole matches
+    assert len(more["fit"]["point"]) == len(first["fit"]["point"]) + 60
+    with pytest.raises(InputError):
+        cellnet._samples(CellNetOptions(tmp_path / "out", matches=1001, cache=tmp_path))
