@@ -216,3 +216,23 @@ def test_missing_program_is_exit_5(monkeypatch: pytest.MonkeyPatch, bad: dict[st
     monkeypatch.setattr(digitise.pipeline, "scan", no_tesseract)
     result = run("scan", bad["blank.png"], "-o", tmp_path / "out.mat")
     assert_one_error(result, ExitCode.MISSING_DEPENDENCY, "tesseract", "not installed")
+
+
+def test_train_cellnet_passes_its_options_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`train --cellnet` hands what it was asked (augmentation, counts, cache) to the trainer, nothing else."""
+    from digitise.training import cellnet
+
+    seen: list[cellnet.CellNetOptions] = []
+
+    def fake_train(options: cellnet.CellNetOptions, progress: object = None) -> cellnet.CellNetReport:
+        seen.append(options)
+        return cellnet.CellNetReport((), {})
+
+    monkeypatch.setattr(cellnet, "train_cellnets", fake_train)
+    result = run("train", "--cellnet", "-o", tmp_path, "--augment", "--matches", "280", "--only", "point",
+                 "--cache", tmp_path / "cache")
+    assert result.exit_code == 0, result.output
+    (options,) = seen
+    assert options.augment and options.matches == 280 and options.kinds == ("point",)
+    assert options.cache == tmp_path / "cache" and options.epochs == cellnet.POINT_EPOCHS
+    assert run("train", "--cellnet", "-o", tmp_path).exit_code == 0 and not seen[-1].augment
