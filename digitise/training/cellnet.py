@@ -39,6 +39,7 @@ from digitise.vision.cellnet import (
     POINT_SHAPE,
     VALUES,
     best_multisets,
+    digits_of,
 )
 
 log = logging.getLogger(__name__)
@@ -329,7 +330,7 @@ def cell_figures(p: np.ndarray, data: CellSamples) -> dict[str, Any]:
     """Top-1 / top-3 of the cell readings (multisets), by digits written and by level; ECE of the top one."""
     right1, right3, conf = [], [], []
     for row, counts in zip(p, data.counts, strict=True):
-        truth = tuple(d for d, n in zip(VALUES, counts, strict=True) for _ in range(int(n)))
+        truth = digits_of(counts)
         found = best_multisets(row[:HEADS * COUNTS].reshape(HEADS, COUNTS), 3)
         right1.append(bool(found) and found[0][0] == truth)
         right3.append(any(digits == truth for digits, _ in found))

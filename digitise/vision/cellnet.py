@@ -29,18 +29,17 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import cv2
 import numpy as np
 
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
-from digitise.vision.classifier import ink_percentile, open_onnx
+from digitise.vision.classifier import model_metadata, open_onnx, stretch_ink
 
 #: Model input of a point/off square: (height, width) px.
 POINT_SHAPE = (64, 48)
@@ -70,16 +69,6 @@ CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
 
 
-def _stretch(ink: np.ndarray) -> np.ndarray:
-    """Ink level stretched so pencil and pen look alike (as the glyph classifier's input is)."""
-    ink = np.asarray(ink, np.float32)
-    inked = ink[ink > 0.05]
-    if inked.size == 0:
-        return np.zeros_like(ink)
-    level = ink_percentile(inked, 90)
-    return np.clip(ink / max(level, 0.15), 0.0, 1.0)
-
-
 def point_input(ink: np.ndarray) -> np.ndarray:
     """A point or off square's ink (10 px/mm, with margin) as the model reads it: POINT_SHAPE float32."""
     ink = np.asarray(ink, np.float32)
@@ -87,7 +76,7 @@ def point_input(ink: np.ndarray) -> np.ndarray:
         raise ValueError(f"cell ink must be a 2-D array, got shape {ink.shape}")
     height, width = POINT_SHAPE
     small = cv2.resize(ink, (width, height), interpolation=cv2.INTER_AREA)
-    return _stretch(small)
+    return stretch_ink(small)
 
 
 def ink_box(ink: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -127,7 +116,7 @@ def centre_input(ink: np.ndarray) -> np.ndarray:
     small = cv2.resize(crop, (nw, nh), interpolation=cv2.INTER_AREA)
     top, left = (out_h - nh) // 2, (out_w - nw) // 2
     out[top:top + nh, left:left + nw] = small
-    return _stretch(out)
+    return stretch_ink(out)
 
 
 def _readings(max_total: int) -> np.ndarray:
@@ -138,6 +127,11 @@ def _readings(max_total: int) -> np.ndarray:
 
 #: The 210 readings of at most four dice digits, as counts per value.
 READINGS = _readings(MAX_COUNT)
+
+
+def digits_of(counts: Sequence[int] | np.ndarray) -> tuple[int, ...]:
+    """The digits a reading writes, smallest first, from how many times each of VALUES is written."""
+    return tuple(d for d, n in zip(VALUES, counts, strict=True) for _ in range(int(n)))
 
 
 def best_multisets(counts: np.ndarray, top: int, max_total: int = MAX_COUNT) -> list[tuple[tuple[int, ...], float]]:
@@ -159,8 +153,7 @@ def best_multisets(counts: np.ndarray, top: int, max_total: int = MAX_COUNT) -> 
     for k in order:
         if scores[k] <= 0.0:
             break
-        digits = tuple(d for d, n in zip(VALUES, readings[k], strict=True) for _ in range(int(n)))
-        out.append((digits, float(scores[k])))
+        out.append((digits_of(readings[k]), float(scores[k])))
     return out
 
 
@@ -204,7 +197,7 @@ class OnnxCellNet:
         if not self.path.is_file():
             raise InputError("cell model not found (run `digitise train --cellnet`)", self.path)
         self.shape = shape
-        self.info = _read_info(self.path)
+        self.info = model_metadata(self.path, "digitise train --cellnet")
         stored = tuple(self.info.get("input_shape", shape))
         if stored != tuple(shape):
             raise InputError(f"model reads {stored} inputs, this code {shape}", self.path)
@@ -238,19 +231,6 @@ class MeanCellNet:
         return np.mean([np.asarray(net.predict(inputs), np.float64) for net in self.nets], axis=0).astype(np.float32)
 
 
-def _read_info(model: Path) -> dict[str, Any]:
-    meta_path = model.with_suffix(".json")
-    try:
-        info = json.loads(meta_path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError("model metadata missing (run `digitise train --cellnet`)", meta_path) from exc
-    except ValueError as exc:
-        raise InputError(f"bad model metadata: {exc}", meta_path) from exc
-    if not isinstance(info, dict):
-        raise InputError("bad model metadata: not an object", meta_path)
-    return info
-
-
 def cellnets_available() -> bool:
     """Whether the shipped whole-cell models are there."""
     return POINT_MODEL.is_file() and CENTRE_MODEL.is_file()
@@ -282,7 +262,22 @@ def run(net: CellNet, inputs: Sequence[np.ndarray], shape: tuple[int, int]) -> n
 
 
 __all__ = [
-    "CENTRE_SHAPE", "OUTPUTS", "POINT_SHAPE", "VALUES", "CellNet", "CellNetOutput", "MeanCellNet", "OnnxCellNet",
-    "best_multisets", "candidates_of", "cellnets_available", "centre_input", "load_cellnets", "point_input",
-    "prepare", "run", "split_output",
+    "CENTRE_SHAPE",
+    "OUTPUTS",
+    "POINT_SHAPE",
+    "VALUES",
+    "CellNet",
+    "CellNetOutput",
+    "MeanCellNet",
+    "OnnxCellNet",
+    "best_multisets",
+    "candidates_of",
+    "cellnets_available",
+    "centre_input",
+    "digits_of",
+    "load_cellnets",
+    "point_input",
+    "prepare",
+    "run",
+    "split_output",
 ]

@@ -84,6 +84,20 @@ def ink_percentile(values: np.ndarray, percent: float) -> float:
     return float(b - diff * (1 - gamma)) if gamma >= 0.5 else float(a + diff * gamma)
 
 
+def stretch_ink(ink: np.ndarray) -> np.ndarray:
+    """``ink`` (float32, 1 = ink) with its level stretched so that pencil and pen look alike.
+
+    The 90th percentile of the inked pixels (above 0.05) becomes 1, never
+    more than 1 / 0.15 times as dark; all zeros when nothing is inked. Both
+    readers' models see their input so.
+    """
+    inked = ink[ink > 0.05]
+    if inked.size == 0:
+        return np.zeros_like(ink)
+    level = ink_percentile(inked, 90)
+    return np.clip(ink / max(level, 0.15), 0.0, 1.0)
+
+
 def normalise_glyph(ink: np.ndarray) -> np.ndarray:
     """One mark -> the GLYPH_SIZE square the classifier reads.
 
@@ -98,9 +112,7 @@ def normalise_glyph(ink: np.ndarray) -> np.ndarray:
     cols = np.flatnonzero(ink.max(axis=0) > 0.05)
     if rows.size == 0 or cols.size == 0:
         return out
-    crop = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
-    level = ink_percentile(crop[crop > 0.05], 90)
-    crop = np.clip(crop / max(level, 0.15), 0.0, 1.0)
+    crop = stretch_ink(ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1])
     h, w = crop.shape
     scale = GLYPH_BOX / max(h, w)
     nh, nw = max(1, round(h * scale)), max(1, round(w * scale))
@@ -111,17 +123,31 @@ def normalise_glyph(ink: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def read_model_info(model: Path) -> ModelInfo:
-    """The metadata JSON stored beside ``model`` (same name, ``.json``)."""
+def model_metadata(model: Path, train_command: str = "digitise train") -> dict[str, Any]:
+    """The JSON object stored beside ``model`` (same name, ``.json``); InputError naming it if missing or bad.
+
+    ``train_command`` is what the message tells the user to run when it is missing.
+    """
     meta_path = model.with_suffix(".json")
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError(f"model metadata missing (run `{train_command}`)", meta_path) from exc
+    except ValueError as exc:
+        raise InputError(f"bad model metadata: {exc}", meta_path) from exc
+    if not isinstance(meta, dict):
+        raise InputError("bad model metadata: not an object", meta_path)
+    return meta
+
+
+def read_model_info(model: Path) -> ModelInfo:
+    """The glyph classifier's metadata stored beside ``model`` (see :func:`model_metadata`)."""
+    meta = model_metadata(model)
+    try:
         classes = tuple(str(c) for c in meta["classes"])
         return ModelInfo(classes, float(meta.get("temperature", 1.0)), int(meta.get("glyph_size", GLYPH_SIZE)), meta)
-    except FileNotFoundError as exc:
-        raise InputError("model metadata missing (run `digitise train`)", meta_path) from exc
     except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"bad model metadata: {exc}", meta_path) from exc
+        raise InputError(f"bad model metadata: {exc}", model.with_suffix(".json")) from exc
 
 
 def open_onnx(path: Path) -> tuple[Any, str]:

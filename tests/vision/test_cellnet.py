@@ -7,10 +7,13 @@ the held-out TEST glyphs (never trained on).
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from digitise.errors import InputError
 from digitise.notation.readings import CellReading
 from digitise.vision import cells as cells_module
 from digitise.vision.cellnet import (
@@ -19,6 +22,7 @@ from digitise.vision.cellnet import (
     OUTPUTS,
     POINT_SHAPE,
     VALUES,
+    OnnxCellNet,
     best_multisets,
     candidates_of,
     cellnets_available,
@@ -287,3 +291,25 @@ def test_a_mean_of_models_answers_their_mean_probabilities() -> None:
     assert counts.sum(axis=2) == pytest.approx(1.0)
     with pytest.raises(ValueError):
         MeanCellNet(())
+
+
+def test_a_missing_or_broken_cell_model_is_a_clear_error_naming_its_file(tmp_path: Path) -> None:
+    model = tmp_path / "cellnet_point.onnx"
+    with pytest.raises(InputError, match="not found") as found:
+        OnnxCellNet(model, POINT_SHAPE)
+    assert found.value.path == str(model)
+    model.write_bytes(b"not a model")
+    meta = model.with_suffix(".json")
+    with pytest.raises(InputError, match=r"metadata missing \(run `digitise train --cellnet`\)") as found:
+        OnnxCellNet(model, POINT_SHAPE)
+    assert found.value.path == str(meta)
+    for text in ("{not json", "[1, 2]"):
+        meta.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match="bad model metadata"):
+            OnnxCellNet(model, POINT_SHAPE)
+    meta.write_text(json.dumps({"input_shape": list(CENTRE_SHAPE)}), encoding="utf-8")
+    with pytest.raises(InputError, match="model reads"):
+        OnnxCellNet(model, POINT_SHAPE)
+    meta.write_text(json.dumps({"input_shape": list(POINT_SHAPE)}), encoding="utf-8")
+    with pytest.raises(InputError, match="ONNX"):
+        OnnxCellNet(model, POINT_SHAPE)
