@@ -33,7 +33,8 @@ from digitise.sheet.damage import Degrade
 from digitise.sheet.geometry import load_template
 from digitise.sheet.handwriting import GlyphBank
 from digitise.sheet.synth import encode_image, header_fields, render_match_pages, render_page
-from digitise.vision.cellnet import MAX_COUNT, VALUES, centre_input, point_input
+from digitise.training.train import split_validation
+from digitise.vision.cellnet import MAX_COUNT, VALUES, prepare
 from digitise.vision.images import PageImage
 from digitise.vision.read import analyse_page
 
@@ -123,7 +124,7 @@ def match_cells(args: tuple[int, str, bool, str, bool]) -> list[tuple[str, np.nd
                 continue
             counts, marks = label(boards[cell.board], cell.name)
             centre = cell.name == "centre"
-            x = centre_input(cell.ink) if centre else point_input(cell.ink)
+            x = prepare(cell.ink, centre)
             out.append(("centre" if centre else "point", np.round(x * 255).astype(np.uint8), counts, marks))
     return out
 
@@ -137,12 +138,8 @@ def _bank(key: str) -> GlyphBank:
     if cache_key not in _BANKS:
         from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 
-        train = load_digit_glyphs(_GLYPHS_SOURCE, GlyphSubset.TRAIN)
-        part: dict[int, list[np.ndarray]] = {}
-        for d, items in train.items():
-            cut = (len(items) * 9) // 10
-            part[d] = list(items[:cut] if key == "fit" else items[cut:])
-        _BANKS[cache_key] = GlyphBank(part)
+        fit, val = split_validation(load_digit_glyphs(_GLYPHS_SOURCE, GlyphSubset.TRAIN))
+        _BANKS[cache_key] = GlyphBank(fit if key == "fit" else val)
     return _BANKS[cache_key]
 
 

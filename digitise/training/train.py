@@ -65,7 +65,8 @@ class TrainReport:
 # --- data -----------------------------------------------------------------------------------------
 
 
-def _split_validation(glyphs: Mapping[int, Sequence[np.ndarray]]) -> tuple[dict[int, list[np.ndarray]], dict[int, list[np.ndarray]]]:
+def split_validation(glyphs: Mapping[int, Sequence[np.ndarray]]) -> tuple[dict[int, list[np.ndarray]], dict[int, list[np.ndarray]]]:
+    """(fit, validation): the first nine tenths of each digit's glyphs, and the last tenth held apart."""
     fit, val = {}, {}
     for d, items in glyphs.items():
         cut = (len(items) * 9) // 10
@@ -251,7 +252,7 @@ def train_classifier(options: TrainOptions) -> TrainReport:
     np.random.seed(options.seed)
 
     train_glyphs = load_digit_glyphs(options.glyphs, GlyphSubset.TRAIN)
-    fit_glyphs, val_glyphs = _split_validation(train_glyphs)
+    fit_glyphs, val_glyphs = split_validation(train_glyphs)
     log.info("drawing %d synthetic cells", options.cells)
     x, y = synthetic_samples(fit_glyphs, options.cells, options.seed, options.jobs)
     if options.synth is not None:
