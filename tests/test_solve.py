@@ -455,3 +455,19 @@ def test_a_bounded_search_gives_up_only_when_it_cannot_reach_the_bound() -> None
     assert above.score < free.score + 1.0
     _, hopeless = Searcher(evidence, match.length, bound=0.5).run()  # no explanation scores above 0
     assert hopeless.score == -math.inf and best_path(hopeless)[-1].summary == ("hopeless",)
+
+
+def test_a_doublet_in_the_centre_is_weighed_by_how_it_may_be_written() -> None:
+    """A crossed "53" read as "5": the 5-5 dance is one of three ways of writing, not a free fit."""
+    read_one = BoardReading(4, {"centre": (CellReading((5,), 0.65), CellReading((3, 5), 0.31))}, 0.99, 0.0, 0.0)
+    ev = BoardEvidence(read_one)
+    doublet, pair = ev.cell_score("centre", (5, 5, 5, 5)), ev.cell_score("centre", (5, 3))
+    assert doublet == pytest.approx(math.log(1 / 3))
+    # With a doublet half as likely a roll, the pair the reader also offered is the better explanation.
+    assert pair > doublet - math.log(2.0)
+    # Two unplayed dice of a doublet written once per die or twice are one form: two thirds.
+    read_two = BoardReading(4, {"centre": (CellReading((5, 5), 0.9),)}, 0.99, 0.0, 0.0)
+    assert BoardEvidence(read_two).cell_score("centre", (5, 5)) == pytest.approx(math.log(2 / 3))
+    # A written-out doublet read as such costs only its form's share.
+    read_four = BoardReading(4, {"centre": (CellReading((5, 5, 5, 5), 0.9),)}, 0.99, 0.0, 0.0)
+    assert BoardEvidence(read_four).cell_score("centre", (5, 5, 5, 5)) == pytest.approx(math.log(1 / 3))

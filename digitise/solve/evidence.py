@@ -44,11 +44,6 @@ def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return max(len(rest), extra)
 
 
-def _set_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    sa, sb = set(a), set(b)
-    return max(len(sa - sb), len(sb - sa))
-
-
 def _sequence_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     row = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
@@ -59,17 +54,28 @@ def _sequence_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
 
 
 def _distance(cell: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    # Point squares: digits in any order. Centre: which values went unplayed
-    # (a doublet's unplayed dice may be written once or several times).
-    # Result squares: a number, so order counts.
-    if cell == "centre":
-        if len(set(a)) == 1 and len(a) > 1:
-            # A doublet's unplayed dice: the value counts, not how often it is written.
-            return _set_distance(a, b)
-        return _multiset_distance(a, b)
+    # Point squares and the centre: digits in any order. Result squares: a number, so order counts.
     if cell in NUMBER_CELLS:
         return _sequence_distance(a, b)
     return _multiset_distance(a, b)
+
+
+def centre_forms(expected: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The ways a recorder may write ``expected`` unplayed dice in the centre, with log-priors.
+
+    NOTATION.md lets a doublet's unplayed dice be written one digit per die,
+    or the number just once or twice; nothing says which a recorder prefers,
+    so each form is a third. Counting a doublet as fitting whichever form
+    the reader saw, free, made a crossed "53" read as "5" a 5-5 dance as
+    likely as the 5-3 the reader also offered.
+    """
+    if len(expected) < 2 or len(set(expected)) != 1:
+        return ((expected, 0.0),)
+    counts: dict[int, float] = {}
+    for count in (len(expected), 1, 2):
+        counts[count] = counts.get(count, 0.0) + 1.0 / 3.0
+    value = expected[0]
+    return tuple(((value,) * count, math.log(share)) for count, share in sorted(counts.items()))
 
 
 def _flag_scores(p: float) -> tuple[float, float]:
@@ -135,10 +141,12 @@ class BoardEvidence:
         if cached is not None:
             return cached
         candidates = self._candidates.get(cell)
+        forms = centre_forms(expected) if cell == "centre" else ((expected, 0.0),)
         if candidates is None:
-            score = EDIT * len(expected) if cell != "centre" else EDIT * len(set(expected))
+            score = max(prior + EDIT * len(form) for form, prior in forms)
         else:
-            score = max(lp + EDIT * _distance(cell, expected, digits) for digits, lp in candidates)
+            score = max(prior + lp + EDIT * _distance(cell, form, digits)
+                        for form, prior in forms for digits, lp in candidates)
             residual = self._residual.get(cell)
             if residual is not None:
                 score = max(score, residual + (UNREADABLE if expected else EDIT))
