@@ -471,3 +471,27 @@ def test_a_doublet_in_the_centre_is_weighed_by_how_it_may_be_written() -> None:
     # A written-out doublet read as such costs only its form's share.
     read_four = BoardReading(4, {"centre": (CellReading((5, 5, 5, 5), 0.9),)}, 0.99, 0.0, 0.0)
     assert BoardEvidence(read_four).cell_score("centre", (5, 5, 5, 5)) == pytest.approx(math.log(1 / 3))
+
+
+def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_it() -> None:
+    """The reader was sure of a digit no legal play writes; the truth fits only through its unlisted share."""
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+    k = next(i for i, b in enumerate(boards[2:], 2)
+             if len(b.cells) == 2 and all(len(c[0].digits) == 1 and n not in NUMBER_CELLS and n != "centre"
+                                          for n, c in b.cells.items()))
+    board = boards[k]
+    name = sorted(board.cells)[0]
+    cells = dict(board.cells)
+    # "7" is no die: 85 % sure of it, the rest unlisted (ln(0.15 / 0.85) + ln 0.2 is about -3.3 nats).
+    cells[name] = (CellReading((7,), 0.85),)
+    boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
+    result = solve(paginate(boards), players=match.players, length=match.length)
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    i = next(i for i, t in enumerate(turns) if (t["page"] - 1) * 8 + t["board"] - 1 == k)
+    assert "the marks fit only if a cell was misread" in turns[i]["reasons"] and turns[i]["flagged"]
+    game = next(g for g in result.report["games"] if turns[i] in g["turns"])
+    later = game["turns"][game["turns"].index(turns[i]) + 1:]
+    assert later and all(t["flagged"] or t["follows"] == {"page": turns[i]["page"], "board": turns[i]["board"]}
+                         for t in later)
+    assert compare(match, result.match, result.report).silent == 0

@@ -30,7 +30,8 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   low] or null), ``move`` (``.mat`` notation, "" for none), ``points`` (resign);
 * ``confidence`` in [0, 1]: the best complete explanation against the best one
   that decided this board otherwise (1 / (1 + e^-margin)); ``flagged`` and
-  ``reasons`` ("low confidence", "no legal play explains the marks", "illegal
+  ``reasons`` ("low confidence", "no legal play explains the marks", "the
+  marks fit only if a cell was misread", "illegal
   move recorded" with "the marks show ...; written as the nearest legal play
   ...", "blank board inside a game", "unreadable centre", "arrow where no
   double is allowed", "result square reads N, not a legal value ...", "game
@@ -93,6 +94,7 @@ from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
     FOREIGN,
+    LOOSE_FIT,
     POOR_FIT,
     Cache,
     Event,
@@ -492,6 +494,8 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
             reasons.append("no legal play explains the marks" if main == ["move"] or not main
                            else "the marks do not fit a double")
+        elif ev is not None and node.local < LOOSE_FIT and "illegal move recorded" not in reasons:
+            reasons.append("the marks fit only if a cell was misread")
         if ev is not None and ev.centre_unreadable:
             reasons.append("unreadable centre")
         follows = inherited.get(id(node))
@@ -547,7 +551,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         # A board explained only by a repair (a missing board, an unrecorded game end, an
         # illegal move, marks no legal play fits) leaves the rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
-        unknown = acts and (bool(node.tags) or node.local < POOR_FIT)
+        unknown = acts and (bool(node.tags) or node.local < LOOSE_FIT)
         for rival in rivals(node, margin):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known

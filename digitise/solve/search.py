@@ -26,9 +26,13 @@ from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
 from digitise.solve.prior import PlayPrior
 
-#: Hypotheses kept after each board, and how far below the best one may fall.
-BEAM = 8
-MARGIN = 14.0
+#: Hypotheses kept after each board, and how far below the best one may fall. Wide and shallow:
+#: a misread that leaves the position a checker off (a bear-off, a digit dropped from a stack) is
+#: explained as well as the truth for many boards, a nat or two behind; eight slots let the leader's
+#: own variants of each new board crowd it out before the board that tells them apart. 32 states
+#: within 6 nats keep it, and cost less than 8 within 14 (fewer hopeless states explained).
+BEAM = 32
+MARGIN = 6.0
 #: Priors, in log units, for things a recorder rarely does.
 BLANK_IN_GAME = -5.0
 ILLEGAL_MOVE = -10.0
@@ -49,6 +53,9 @@ MISSING = -10.0
 FOREIGN = -12.0
 #: Below this board score no legal play is taken to explain the marks.
 POOR_FIT = -4.0
+#: Below this board score the explanation overrules the reader (its best reading was at least
+#: ~12 times likelier than what was taken as written): the board is flagged and its game rests on it.
+LOOSE_FIT = -2.5
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
 #: How many of the best hypotheses weigh every legal play of the likely rolls.
