@@ -481,7 +481,7 @@ def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_i
              if len(b.cells) == 2 and all(len(c[0].digits) == 1 and n not in NUMBER_CELLS and n != "centre"
                                           for n, c in b.cells.items()))
     board = boards[k]
-    name = sorted(board.cells)[0]
+    name = min(board.cells)
     cells = dict(board.cells)
     # "7" is no die: 85 % sure of it, the rest unlisted (ln(0.15 / 0.85) + ln 0.2 is about -3.3 nats).
     cells[name] = (CellReading((7,), 0.85),)
