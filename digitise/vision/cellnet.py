@@ -67,6 +67,13 @@ CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 #: A second centre model, trained apart: when shipped, the centre's answer is the mean of the two
 #: (an ensemble is wrong less often and less sure when wrong).
 CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
+#: The centre is read as the mean over its crop and the crop moved a pixel each way (ShiftedCellNet):
+#: on 1,851 validation centres (seeds 8100-8249) top-1 89.2 -> 90.3 %, confident errors 7 -> 5,
+#: about 2 ms more a centre (a page has about one). Only the centre: a page has ~15 point squares.
+CENTRE_SHIFTS = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))
+#: Sharpening of the mean's count heads, fitted on each half of those centres and tested on the other
+#: (0.91 and 0.89): ECE 0.039 unsharpened -> 0.026.
+CENTRE_SHIFT_TEMPERATURE = 0.9
 
 
 def point_input(ink: np.ndarray) -> np.ndarray:
@@ -231,6 +238,51 @@ class MeanCellNet:
         return np.mean([np.asarray(net.predict(inputs), np.float64) for net in self.nets], axis=0).astype(np.float32)
 
 
+class ShiftedCellNet:
+    """A model asked about its inputs and copies of them moved a pixel each way: the mean answer.
+
+    The centre model reacts to single-pixel moves of its crop (moved one
+    pixel up, it alone reads 0.9 points more validation cells right), so the
+    mean over a few moves is right more often and less often sure when wrong.
+    The mean is flatter than one answer: the count heads are sharpened by
+    ``temperature`` (< 1) to keep the probabilities honest.
+    """
+
+    def __init__(self, net: CellNet, shifts: Sequence[tuple[int, int]], temperature: float = 1.0) -> None:
+        if not shifts:
+            raise ValueError("no shifts to average")
+        if temperature <= 0.0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        self.net = net
+        self.shifts = tuple(shifts)
+        self.temperature = temperature
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """N x H x W inputs -> N x OUTPUTS, the mean over the shifted copies, count heads sharpened."""
+        inputs = np.asarray(inputs, np.float32)
+        n = len(inputs)
+        if n == 0:
+            return np.asarray(self.net.predict(inputs), np.float32)
+        copies = np.concatenate([shifted(inputs, dx, dy) for dx, dy in self.shifts])
+        answers = np.asarray(self.net.predict(copies), np.float64).reshape(len(self.shifts), n, -1)
+        mean = answers.mean(axis=0)
+        heads = len(VALUES) * (MAX_COUNT + 1)
+        counts = np.clip(mean[:, :heads].reshape(n, len(VALUES), MAX_COUNT + 1), 1e-12, 1.0)
+        counts = counts ** (1.0 / self.temperature)
+        counts /= counts.sum(axis=2, keepdims=True)
+        mean[:, :heads] = counts.reshape(n, heads)
+        return mean.astype(np.float32)
+
+
+def shifted(inputs: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """N x H x W inputs moved ``dx`` px right and ``dy`` px down, blank (0) where nothing moved in."""
+    out = np.zeros_like(inputs)
+    _, h, w = inputs.shape
+    out[:, max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = \
+        inputs[:, max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
+    return out
+
+
 def cellnets_available() -> bool:
     """Whether the shipped whole-cell models are there."""
     return POINT_MODEL.is_file() and CENTRE_MODEL.is_file()
@@ -243,6 +295,7 @@ def load_cellnets() -> tuple[OnnxCellNet, CellNet]:
     centre: CellNet = OnnxCellNet(CENTRE_MODEL, CENTRE_SHAPE)
     if CENTRE_MODEL_B.is_file():
         centre = MeanCellNet((centre, OnnxCellNet(CENTRE_MODEL_B, CENTRE_SHAPE)))
+    centre = ShiftedCellNet(centre, CENTRE_SHIFTS, CENTRE_SHIFT_TEMPERATURE)
     return OnnxCellNet(POINT_MODEL, POINT_SHAPE), centre
 
 
@@ -270,6 +323,7 @@ __all__ = [
     "CellNetOutput",
     "MeanCellNet",
     "OnnxCellNet",
+    "ShiftedCellNet",
     "best_multisets",
     "candidates_of",
     "cellnets_available",
@@ -279,5 +333,6 @@ __all__ = [
     "point_input",
     "prepare",
     "run",
+    "shifted",
     "split_output",
 ]

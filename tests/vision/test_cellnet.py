@@ -293,6 +293,50 @@ def test_a_mean_of_models_answers_their_mean_probabilities() -> None:
         MeanCellNet(())
 
 
+class _Ink:
+    """A fake cell model whose answer for value 1 is how much ink its input has in one pixel."""
+
+    def __init__(self, y: int, x: int) -> None:
+        self.y, self.x = y, x
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(inputs), OUTPUTS), np.float32)
+        counts = out[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(len(inputs), len(VALUES), MAX_COUNT + 1)
+        counts[:, :, 0] = 1.0
+        ink = inputs[:, self.y, self.x]
+        counts[:, 0, 1], counts[:, 0, 0] = ink, 1.0 - ink
+        return out
+
+
+def test_shifted_inputs_move_by_whole_pixels_and_blank_what_moved_in() -> None:
+    from digitise.vision.cellnet import shifted
+
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4) + 1.0
+    right = shifted(x, 1, 0)
+    assert (right[:, :, 1:] == x[:, :, :-1]).all() and (right[:, :, 0] == 0).all()
+    up = shifted(x, 0, -1)
+    assert (up[:, :-1] == x[:, 1:]).all() and (up[:, -1] == 0).all()
+    assert (shifted(x, 0, 0) == x).all()
+
+
+def test_a_shifted_model_answers_the_mean_over_its_shifts_sharpened() -> None:
+    from digitise.vision.cellnet import CENTRE_SHIFTS, ShiftedCellNet
+
+    x = np.zeros((1, *CENTRE_SHAPE), np.float32)
+    x[0, 10, 20] = 1.0  # one inked pixel: the fake model sees it only unshifted
+    got = ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS).predict(x)
+    assert got.shape == (1, OUTPUTS)
+    assert got[0, 1] == pytest.approx(1 / len(CENTRE_SHIFTS))  # P(one "1") averaged over five copies
+    sharp = ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS, temperature=0.5).predict(x)
+    p = 1 / len(CENTRE_SHIFTS)
+    assert sharp[0, 1] == pytest.approx(p ** 2 / (p ** 2 + (1 - p) ** 2), rel=1e-5)
+    counts = sharp[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(1, len(VALUES), MAX_COUNT + 1)
+    assert counts.sum(axis=2) == pytest.approx(1.0)
+    assert ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS).predict(x[:0]).shape == (0, OUTPUTS)
+    with pytest.raises(ValueError):
+        ShiftedCellNet(_Ink(0, 0), ())
+
+
 def test_a_missing_or_broken_cell_model_is_a_clear_error_naming_its_file(tmp_path: Path) -> None:
     model = tmp_path / "cellnet_point.onnx"
     with pytest.raises(InputError, match="not found") as found:
