@@ -586,6 +586,8 @@ class Searcher:
                     cells = turn_cells(side, roll, play)
                     local = ev.score(cells)
                     best_move = max(best_move, local)
+                    if local < floor and not results:
+                        continue  # below the beam's margin whatever its priors: it would die at once
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
             # Every legal play of the likely rolls: when the marks spell out no good legal play
             # themselves, and for the leaders when the marks are not read cleanly (a stray or
