@@ -320,21 +320,36 @@ def test_shifted_inputs_move_by_whole_pixels_and_blank_what_moved_in() -> None:
 
 
 def test_a_shifted_model_answers_the_mean_over_its_shifts_sharpened() -> None:
-    from digitise.vision.cellnet import CENTRE_SHIFTS, ShiftedCellNet
+    from digitise.vision.cellnet import SHIFTS, ShiftedCellNet
 
     x = np.zeros((1, *CENTRE_SHAPE), np.float32)
     x[0, 10, 20] = 1.0  # one inked pixel: the fake model sees it only unshifted
-    got = ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS).predict(x)
+    got = ShiftedCellNet(_Ink(10, 20), SHIFTS).predict(x)
     assert got.shape == (1, OUTPUTS)
-    assert got[0, 1] == pytest.approx(1 / len(CENTRE_SHIFTS))  # P(one "1") averaged over five copies
-    sharp = ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS, temperature=0.5).predict(x)
-    p = 1 / len(CENTRE_SHIFTS)
+    assert got[0, 1] == pytest.approx(1 / len(SHIFTS))  # P(one "1") averaged over five copies
+    sharp = ShiftedCellNet(_Ink(10, 20), SHIFTS, temperature=0.5).predict(x)
+    p = 1 / len(SHIFTS)
     assert sharp[0, 1] == pytest.approx(p ** 2 / (p ** 2 + (1 - p) ** 2), rel=1e-5)
     counts = sharp[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(1, len(VALUES), MAX_COUNT + 1)
     assert counts.sum(axis=2) == pytest.approx(1.0)
-    assert ShiftedCellNet(_Ink(10, 20), CENTRE_SHIFTS).predict(x[:0]).shape == (0, OUTPUTS)
+    assert ShiftedCellNet(_Ink(10, 20), SHIFTS).predict(x[:0]).shape == (0, OUTPUTS)
     with pytest.raises(ValueError):
         ShiftedCellNet(_Ink(0, 0), ())
+
+
+def test_a_shifted_model_can_ask_again_only_about_cells_it_was_unsure_of() -> None:
+    from digitise.vision.cellnet import SHIFTS, ShiftedCellNet
+
+    x = np.zeros((2, *CENTRE_SHAPE), np.float32)
+    x[0, 10, 20] = 1.0  # read "1" for certain: left as it is
+    x[1, 10, 20] = 0.5  # "1" or nothing, even odds: asked again, shifted
+    net = ShiftedCellNet(_Ink(10, 20), SHIFTS, unsure_below=0.95)
+    got = net.predict(x)
+    assert got[0] == pytest.approx(_Ink(10, 20).predict(x[:1])[0])
+    assert got[1, 1] == pytest.approx(0.5 / len(SHIFTS))
+    sure = np.zeros((1, *CENTRE_SHAPE), np.float32)
+    sure[0, 10, 20] = 1.0
+    assert net.predict(sure).tobytes() == _Ink(10, 20).predict(sure).tobytes()
 
 
 def test_a_missing_or_broken_cell_model_is_a_clear_error_naming_its_file(tmp_path: Path) -> None:
