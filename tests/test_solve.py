@@ -495,3 +495,27 @@ def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_i
     assert later and all(t["flagged"] or t["follows"] == {"page": turns[i]["page"], "board": turns[i]["board"]}
                          for t in later)
     assert compare(match, result.match, result.report).silent == 0
+
+
+def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
+    """Where the rest of the board and the rules pin the dice, a centre the reader could not make out is no flag."""
+    if not MATCHES:
+        pytest.skip("no real matches")
+    seen = set()
+    for path in MATCHES[:6]:
+        match = read_mat(path).match
+        boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+        centres = [k for k, b in enumerate(boards) if "centre" in b.cells][:6]
+        for k in centres:
+            board = boards[k]
+            cells = dict(board.cells)
+            cells["centre"] = (CellReading(board.cells["centre"][0].digits, 0.45),)
+            boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
+        result = solve(paginate(boards), players=match.players, length=match.length)
+        for turn in (t for g in result.report["games"] for t in g["turns"]):
+            if (turn["page"] - 1) * 8 + turn["board"] - 1 in centres and turn["action"] == "move":
+                doubtful = turn["confidence"] < 0.98
+                assert ("unreadable centre" in turn["reasons"]) == doubtful
+                seen.add(doubtful)
+        assert compare(match, result.match, result.report).silent == 0
+    assert seen == {True, False}, f"both kinds of board were read: {seen}"

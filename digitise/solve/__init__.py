@@ -33,7 +33,7 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   ``reasons`` ("low confidence", "no legal play explains the marks", "the
   marks fit only if a cell was misread", "illegal
   move recorded" with "the marks show ...; written as the nearest legal play
-  ...", "blank board inside a game", "unreadable centre", "arrow where no
+  ...", "blank board inside a game", "unreadable centre" (with low confidence), "arrow where no
   double is allowed", "result square reads N, not a legal value ...", "game
   does not end", "correction does not fit", "the game's end was not recorded
   ...", "the page does not continue this match ...: left out" in ``skipped``);
@@ -496,7 +496,9 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
                            else "the marks do not fit a double")
         elif ev is not None and node.local < LOOSE_FIT and "illegal move recorded" not in reasons:
             reasons.append("the marks fit only if a cell was misread")
-        if ev is not None and ev.centre_unreadable:
+        # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
+        # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
+        if ev is not None and ev.centre_unreadable and conf < review_below:
             reasons.append("unreadable centre")
         follows = inherited.get(id(node))
         for event in node.events:
