@@ -485,16 +485,21 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         ] if node.board is not None else []
         board_actions = [e for e in node.events if e.kind in _KIND]
         if node.board is not None and not board_actions:
-            if any(e.kind == "blank" for e in node.events) and reasons:
+            if ev is not None and node.fit < POOR_FIT and not reasons:
+                # Set aside (a names board, a blank) though the reader saw marks there: a short or
+                # broken record can read better so than as turns of a game that never ends.
+                reasons.append("the marks fit no turn: set aside" if any(e.kind == "blank" for e in node.events)
+                               else "the marks fit no turn: read as a names board")
+            if reasons:
                 skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
             continue
         if ev is not None and conf < review_below:
             reasons.append("low confidence")
-        if ev is not None and node.local < POOR_FIT and "illegal move recorded" not in reasons:
+        if ev is not None and node.fit < POOR_FIT and "illegal move recorded" not in reasons:
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
             reasons.append("no legal play explains the marks" if main == ["move"] or not main
                            else "the marks do not fit a double")
-        elif ev is not None and node.local < LOOSE_FIT and "illegal move recorded" not in reasons:
+        elif ev is not None and node.fit < LOOSE_FIT and "illegal move recorded" not in reasons:
             reasons.append("the marks fit only if a cell was misread")
         # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
         # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
@@ -551,9 +556,10 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         if node.board is None:
             continue
         # A board explained only by a repair (a missing board, an unrecorded game end, an
-        # illegal move, marks no legal play fits) leaves the rest of its game in doubt.
+        # illegal move, marks no legal play fits) or against the reader (a loose fit) leaves the
+        # rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
-        unknown = acts and (bool(node.tags) or node.local < LOOSE_FIT)
+        unknown = acts and (bool(node.tags) or node.fit < LOOSE_FIT)
         for rival in rivals(node, margin):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known

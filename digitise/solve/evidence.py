@@ -1,8 +1,9 @@
 """How well an expected set of marks agrees with what the reader saw on a board.
 
 Scores are natural logarithms relative to the reader's own best guess: an
-explanation that writes exactly the top candidate of every cell scores 0, and
-every departure costs what the reader said it was worth (the log-ratio of the
+explanation that writes exactly the top candidate of every cell scores 0 (a
+doublet's unplayed dice in the centre also carry how likely their way of
+being written is, :func:`centre_forms`), and every departure costs what the reader said it was worth (the log-ratio of the
 candidate used to the best one) or, for digits the reader did not offer at
 all, :data:`EDIT` per digit. Every board score is therefore <= 0, which lets
 the search treat a partial score as an upper bound of the final one.
@@ -104,6 +105,7 @@ class BoardEvidence:
             if rest > 0.02:
                 self._residual[name] = math.log(rest / top)
         self._memo: dict[tuple[str, tuple[int, ...]], float] = {}
+        self._writing: dict[tuple[str, tuple[int, ...]], float] = {}
         self.empty_total = sum(self.cell_score(name, ()) for name in self._candidates)
         self.crossed_yes, self.crossed_no = _flag_scores(reading.crossed)
         self.arrow_yes, self.arrow_no = _flag_scores(reading.arrow)
@@ -135,23 +137,49 @@ class BoardEvidence:
         return sorted(out.items(), key=lambda kv: -kv[1])
 
     def cell_score(self, cell: str, expected: tuple[int, ...]) -> float:
-        """Log-likelihood ratio of ``expected`` in ``cell`` against the reader's best guess."""
+        """Log-likelihood ratio of ``expected`` in ``cell`` against the reader's best guess.
+
+        For a doublet's unplayed dice in the centre it is the best of the ways
+        they may be written (:func:`centre_forms`) with how likely that way is:
+        :meth:`writing_prior` says how much of the score that is.
+        """
         key = (cell, expected)
         cached = self._memo.get(key)
         if cached is not None:
             return cached
         candidates = self._candidates.get(cell)
         forms = centre_forms(expected) if cell == "centre" else ((expected, 0.0),)
-        if candidates is None:
-            score = max(prior + EDIT * len(form) for form, prior in forms)
+        fits = [(prior, self._fit(cell, form, candidates)) for form, prior in forms]
+        best = max(fit for _, fit in fits)
+        if len(fits) == 1:
+            score = fits[0][0] + best
         else:
-            score = max(prior + lp + EDIT * _distance(cell, form, digits)
-                        for form, prior in forms for digits, lp in candidates)
-            residual = self._residual.get(cell)
-            if residual is not None:
-                score = max(score, residual + (UNREADABLE if expected else EDIT))
+            # The best form, as the best candidate is taken within a cell (summing the forms'
+            # likelihoods read one turn fewer right on the end-to-end bench, medium and heavy).
+            score = max(prior + fit for prior, fit in fits)
         self._memo[key] = score
+        self._writing[key] = score - best
         return score
+
+    def _fit(self, cell: str, form: tuple[int, ...],
+             candidates: list[tuple[tuple[int, ...], float]] | None) -> float:
+        """How well the reader's candidates for ``cell`` fit ``form`` written there (log, <= 0)."""
+        if candidates is None:
+            return EDIT * len(form)
+        fit = max((lp + EDIT * _distance(cell, form, digits) for digits, lp in candidates), default=EDIT * len(form))
+        residual = self._residual.get(cell)
+        if residual is not None:
+            fit = max(fit, residual + (UNREADABLE if form else EDIT))
+        return fit
+
+    def writing_prior(self, cells: Cells) -> float:
+        """The part of :meth:`score` of ``cells`` that is how likely their form of writing is, not how
+        well the marks fit it (a doublet's unplayed dice: one of three forms)."""
+        total = 0.0
+        for name, digits in cells.items():
+            self.cell_score(name, digits)
+            total += self._writing.get((name, digits), 0.0)
+        return total
 
     def score(self, cells: Cells, *, arrow: bool = False) -> float:
         """The score of a board on which exactly ``cells`` are written (the X follows the centre)."""
@@ -184,9 +212,10 @@ class BoardEvidence:
         digit away from the best guess are kept as repairs for a dropped,
         spurious or unlisted digit.
         """
-        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS}
+        # A cell listed with no candidate at all (all of it unreadable) points to no digits.
+        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
         variants = _variants(
-            {name: c[:3] for name, c in self._candidates.items() if name not in NUMBER_CELLS}, limit=16)
+            {name: c[:3] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}, limit=16)
         exact: dict[Roll, float] = {}
         for cost, variant in variants:
             played = [d for name, ds in variant.items() if name != "centre" for d in ds]

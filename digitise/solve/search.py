@@ -53,8 +53,9 @@ MISSING = -10.0
 FOREIGN = -12.0
 #: Below this board score no legal play is taken to explain the marks.
 POOR_FIT = -4.0
-#: Below this board score the explanation overrules the reader (its best reading was at least
-#: ~12 times likelier than what was taken as written): the board is flagged and its game rests on it.
+#: Below this fit of the marks (board score less the roll's and its writing's priors) the explanation
+#: overrules the reader (its best reading was at least ~12 times likelier than what was taken as
+#: written): the board is flagged and its game rests on it.
 LOOSE_FIT = -2.5
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
@@ -150,6 +151,7 @@ class Node:
         "board",
         "children",
         "events",
+        "fit",
         "kids",
         "local",
         "merged",
@@ -161,13 +163,15 @@ class Node:
     )
 
     def __init__(self, parent: Node | None, board: int | None, summary: Summary, events: tuple[Event, ...],
-                 state: State, local: float, score: float, tags: tuple[str, ...]) -> None:
+                 state: State, local: float, score: float, tags: tuple[str, ...], fit: float | None = None) -> None:
         self.parent = parent
         self.board = board
         self.summary = summary
         self.events = events
         self.state = state
         self.local = local
+        #: How well the marks fit, without how likely the roll and its way of being written are.
+        self.fit = local if fit is None else fit
         self.score = score
         #: Best final score of any explanation through this node.
         self.best = -math.inf
@@ -225,6 +229,9 @@ class _Option:
     #: How likely a player is to choose this (log, <= 0): kept apart from ``local``, which says
     #: how well the marks fit and decides what is flagged as unexplained.
     prior: float = 0.0
+    #: The part of ``local`` that is no fit of the marks: a doublet's prior, the way its unplayed
+    #: dice are written, a game conceded unplayed. The report judges the fit without it.
+    writing: float = 0.0
 
     def built(self) -> tuple[tuple[Event, ...], State]:
         state = self.state() if callable(self.state) else self.state
@@ -344,7 +351,8 @@ class Searcher:
                     merges.append((parent, option.summary, score, survivor))
                     parent.merged.setdefault(option.summary, survivor)
                 elif len(kept) < BEAM:
-                    node = Node(parent, b, option.summary, events, state, option.local, score, option.tags)
+                    node = Node(parent, b, option.summary, events, state, option.local, score, option.tags,
+                                option.local - option.writing)
                     parent.children.append(node)
                     seen[state] = node
                     kept.append(node)
@@ -647,7 +655,8 @@ class Searcher:
                 events = pre + (Event("resign", winner.opponent, before=_view(state, winner.opponent), value=points),
                                 Event("end", winner, value=points))
                 options.append(_Option((pre_name, "resign", winner, points), local, events,
-                                       state.after_game(winner, points), why))
+                                       state.after_game(winner, points), why,
+                                       writing=prior + (UNPLAYED_GAME if unplayed else 0.0)))
 
     def _add_move(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, roll: Roll,
                   play: Play | None, cells: dict[str, tuple[int, ...]], local: float, illegal: bool,
@@ -660,6 +669,7 @@ class Searcher:
         """
         if roll.is_double:
             local += DOUBLET
+        writing = (DOUBLET if roll.is_double else 0.0) + ev.writing_prior(cells)
         play_prior = 0.0 if illegal else self.prior.log_prior(state.pos, roll, play)
         before = state.pos
         after = play.result if play is not None else before
@@ -670,11 +680,13 @@ class Searcher:
             value = game_value(after) or 1
             points = int(value) * state.cube.value
             events = pre + (move, Event("end", side, value=points))
-            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags, play_prior))
+            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags, play_prior,
+                                   writing))
             return local
         best = local
         options.append(_Option(summary, local, pre + (move,),
-                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags, play_prior))
+                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags, play_prior,
+                               writing))
         for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
             for points, prior, wrong in _resign_values(ev, cell, state, winner):
@@ -686,7 +698,8 @@ class Searcher:
                 score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0) + prior
                 best = max(best, score)
                 options.append(_Option(summary + ("resign", winner, points), score, events,
-                                       _game_over(state, winner, points), tags + wrong, play_prior))
+                                       _game_over(state, winner, points), tags + wrong, play_prior,
+                                       (DOUBLET if roll.is_double else 0.0) + ev.writing_prior(with_result) + prior))
         return best
 
     def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
