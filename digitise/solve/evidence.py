@@ -3,9 +3,9 @@
 Scores are natural logarithms relative to the reader's own best guess: an
 explanation that writes exactly the top candidate of every cell scores 0 (a
 doublet's unplayed dice in the centre also carry how likely their way of
-being written is, :func:`centre_forms`), and every departure costs what the reader said it was worth (the log-ratio of the
-candidate used to the best one) or, for digits the reader did not offer at
-all, :data:`EDIT` per digit. Every board score is therefore <= 0, which lets
+being written is, :func:`centre_forms`), and every departure costs what the
+reader said it was worth (the log-ratio of the candidate used to the best
+one) or, for digits the reader did not offer at all, :data:`EDIT` per digit. Every board score is therefore <= 0, which lets
 the search treat a partial score as an upper bound of the final one.
 """
 
@@ -150,23 +150,23 @@ class BoardEvidence:
         candidates = self._candidates.get(cell)
         forms = centre_forms(expected) if cell == "centre" else ((expected, 0.0),)
         fits = [(prior, self._fit(cell, form, candidates)) for form, prior in forms]
+        # The best form, as the best candidate is taken within a cell (summing the forms'
+        # likelihoods read one turn fewer right on the end-to-end bench, medium and heavy).
+        score = max(prior + fit for prior, fit in fits)
         best = max(fit for _, fit in fits)
-        if len(fits) == 1:
-            score = fits[0][0] + best
-        else:
-            # The best form, as the best candidate is taken within a cell (summing the forms'
-            # likelihoods read one turn fewer right on the end-to-end bench, medium and heavy).
-            score = max(prior + fit for prior, fit in fits)
         self._memo[key] = score
         self._writing[key] = score - best
         return score
 
     def _fit(self, cell: str, form: tuple[int, ...],
              candidates: list[tuple[tuple[int, ...], float]] | None) -> float:
-        """How well the reader's candidates for ``cell`` fit ``form`` written there (log, <= 0)."""
-        if candidates is None:
-            return EDIT * len(form)
-        fit = max((lp + EDIT * _distance(cell, form, digits) for digits, lp in candidates), default=EDIT * len(form))
+        """How well the reader's candidates for ``cell`` fit ``form`` written there (log, <= 0).
+
+        A cell the reader did not list, or listed with no candidate, fits at :data:`EDIT` a digit,
+        or at what its unreadable share allows.
+        """
+        fit = max((lp + EDIT * _distance(cell, form, digits) for digits, lp in candidates or ()),
+                  default=EDIT * len(form))
         residual = self._residual.get(cell)
         if residual is not None:
             fit = max(fit, residual + (UNREADABLE if form else EDIT))

@@ -667,9 +667,9 @@ class Searcher:
         ``play`` must be legal (``None`` only when the roll cannot be played):
         an ``illegal`` move recorded is written as the legal play ``why`` names.
         """
-        if roll.is_double:
-            local += DOUBLET
-        writing = (DOUBLET if roll.is_double else 0.0) + ev.writing_prior(cells)
+        doublet = DOUBLET if roll.is_double else 0.0
+        local += doublet
+        writing = doublet + ev.writing_prior(cells)
         play_prior = 0.0 if illegal else self.prior.log_prior(state.pos, roll, play)
         before = state.pos
         after = play.result if play is not None else before
@@ -695,11 +695,11 @@ class Searcher:
                 resign_before = after if winner.opponent is side else after.swap()
                 events = pre + (move, Event("resign", winner.opponent, before=resign_before, value=points),
                                 Event("end", winner, value=points))
-                score = ev.score(with_result) + (DOUBLET if roll.is_double else 0.0) + prior
+                score = ev.score(with_result) + doublet + prior
                 best = max(best, score)
                 options.append(_Option(summary + ("resign", winner, points), score, events,
                                        _game_over(state, winner, points), tags + wrong, play_prior,
-                                       (DOUBLET if roll.is_double else 0.0) + ev.writing_prior(with_result) + prior))
+                                       doublet + ev.writing_prior(with_result) + prior))
         return best
 
     def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,

@@ -312,7 +312,8 @@ def cellnets_available() -> bool:
 @functools.lru_cache(maxsize=2)
 def load_cellnets() -> tuple[CellNet, CellNet]:
     """The shipped (point, centre) models, loaded once per process (the centre's two, averaged, when
-    CENTRE_MODEL_B is shipped)."""
+    CENTRE_MODEL_B is shipped), each asked again about shifted inputs (every centre; point squares
+    it is unsure of)."""
     centre: CellNet = OnnxCellNet(CENTRE_MODEL, CENTRE_SHAPE)
     if CENTRE_MODEL_B.is_file():
         centre = MeanCellNet((centre, OnnxCellNet(CENTRE_MODEL_B, CENTRE_SHAPE)))
