@@ -382,6 +382,8 @@ CROSS_MIN_MM = 6.0
 CROSS_MIN_ANGLE = np.deg2rad(24.0)
 #: Most of a stroke's ink the other stroke may share (more: one curved stroke seen twice).
 CROSS_SHARED = 0.35
+#: The surest an X found by its shape is (long strokes crossing in their middles).
+CROSS_SURE = 0.97
 #: Pieces a stroke is followed in (a hand-drawn line bends a little).
 STROKE_PIECES = 6
 #: Segment the centre's digits with the X taken out (placed and cut by their own ink). Off: with
@@ -549,7 +551,7 @@ def find_cross(binary: np.ndarray, px_per_mm: float = PX_PER_MM) -> Cross | None
     # Long strokes crossing in their middles are an X; short ones are less sure (digit strokes):
     # 0.6 at the shortest, 0.97 from 2 mm longer.
     shortest = min(a[3] - a[2], b[3] - b[2]) / px_per_mm
-    confidence = float(np.clip(0.6 + 0.185 * (shortest - CROSS_MIN_MM), 0.6, 0.97))
+    confidence = float(np.clip(0.6 + 0.185 * (shortest - CROSS_MIN_MM), 0.6, CROSS_SURE))
     return Cross(strokes, confidence)
 
 
@@ -651,7 +653,8 @@ def segment_cell(ink: np.ndarray, px_per_mm: float = PX_PER_MM, kind: CellKind |
 
     In the centre strip (``kind`` CENTRE), X's drawn over the digits are found
     (:func:`find_cross`, then again with each one taken out by
-    :func:`erase_cross`) and listed in ``crosses``; with CROSS_SEGMENTATION
+    :func:`erase_cross`, until one as sure as an X gets, CROSS_SURE) and
+    listed in ``crosses``; with CROSS_SEGMENTATION every X is looked for and
     the digits are also placed and cut without them.
     """
     ink = np.asarray(ink, np.float32)
@@ -673,6 +676,12 @@ def segment_cell(ink: np.ndarray, px_per_mm: float = PX_PER_MM, kind: CellKind |
             if cross is None:
                 break
             crosses.append(cross)
+            if cross.confidence >= CROSS_SURE and not CROSS_SEGMENTATION:
+                # Another X could not make the strip more surely crossed (the reader takes the
+                # surest), and only a segmentation without the X's needs them all. Nine in ten
+                # X's found are this sure: the search for none after them was a third of the
+                # centre's reading time.
+                break
             erased = erase_cross(erased, cross, px_per_mm)
         if CROSS_SEGMENTATION:
             binary = erased
@@ -781,15 +790,16 @@ class CellReader:
         whole = [i for i, (_, kind) in enumerate(cells) if kind in kinds]
         rest = [i for i, (_, kind) in enumerate(cells) if kind not in kinds]
         out: list[CellAnalysis | None] = [None] * len(cells)
-        # Point squares are read both ways and the two readings combined (see combine_readings). The
-        # centre's X is the segmenting reader's (its X finder): the centre model calls nearly any
-        # ink in the strip crossed (unplayed dice always are), also a stroke spilled from a point.
-        # One batch per model either way.
-        both = [i for i in whole if (cells[i][1] is CellKind.POINT and COMBINE_POINTS)
+        # Point squares the whole-cell reader is unsure of are read both ways and the two readings
+        # combined (see combine_readings, SEGMENT_POINTS_BELOW). The centre's X is the segmenting
+        # reader's (its X finder): the centre model calls nearly any ink in the strip crossed
+        # (unplayed dice always are), also a stroke spilled from a point. One batch per model.
+        wholes = dict(zip(whole, self._whole([cells[i] for i in whole]), strict=True))
+        both = [i for i in whole if (cells[i][1] is CellKind.POINT and COMBINE_POINTS and _unsure(wholes[i]))
                 or (cells[i][1] is CellKind.CENTRE and CENTRE_X_SEGMENTED)]
         segmented = self._segmented([cells[i] for i in rest + both])
         by_index = dict(zip(rest + both, segmented, strict=True))
-        for i, result in zip(whole, self._whole([cells[i] for i in whole]), strict=True):
+        for i, result in wholes.items():
             if i not in by_index:
                 out[i] = result
             elif cells[i][1] is CellKind.POINT:
@@ -911,6 +921,16 @@ class CellReader:
 #: pages of the end-to-end bench, 1374 point/off squares: top-1 wrong 62 times whole, 52 segmented,
 #: 36 combined).
 COMBINE_POINTS = True
+#: ... but only the squares the whole-cell reader is less sure of than this: segmenting is most of the
+#: reading time. On 3,923 point and off squares of held-out pages (seeds 9300-9309, medium and heavy)
+#: asking the segmenting reader only below 0.995 left the wrong top readings as they were (35 and
+#: 60) and segmented 26-32 % of the squares.
+SEGMENT_POINTS_BELOW = 0.995
+
+
+def _unsure(result: CellAnalysis) -> bool:
+    """Whether the whole-cell reader's best reading of a square is below SEGMENT_POINTS_BELOW."""
+    return not result.candidates or result.candidates[0].probability < SEGMENT_POINTS_BELOW
 #: The centre's crossed probability from the segmenting reader's X finder rather than the centre model
 #: (end-to-end bench, 100 medium pages: the model called 2 uncrossed centres crossed, the finder none;
 #: bench_read photocopy: X right on 98.91 % of boards by the model, 100 % by the finder).

@@ -174,6 +174,26 @@ def test_points_and_centre_go_to_their_models_results_are_segmented() -> None:
     assert got[3].candidates == got[0].candidates
 
 
+def test_only_point_squares_the_model_is_unsure_of_are_segmented_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    segmented: list[CellKind] = []
+    real = cells_module.segment_cell
+
+    def spy(ink: np.ndarray, px_per_mm: float = cells_module.PX_PER_MM, kind: CellKind | None = None) -> object:
+        segmented.append(kind)
+        return real(ink, px_per_mm, kind)
+
+    monkeypatch.setattr(cells_module, "segment_cell", spy)
+    sure = CellReader(_NoGlyphs(), cellnets=(_Fixed((5, 2), 0.999), None))  # type: ignore[arg-type]
+    got = sure.analyse_many([(_blob((150, 128)), CellKind.POINT)])[0]
+    # The model alone: its probabilities as they are, no segmented reading pooled in.
+    assert segmented == []
+    assert got.candidates[0] == CellReading((2, 5), pytest.approx(0.999 ** 2))
+    unsure = CellReader(_NoGlyphs(), cellnets=(_Fixed((5, 2), 0.9), None))  # type: ignore[arg-type]
+    pooled = unsure.analyse_many([(_blob((150, 128)), CellKind.POINT)])[0]
+    assert segmented == [CellKind.POINT]
+    assert pooled.candidates[0].digits == (2, 5) and pooled.candidates[0].probability != pytest.approx(0.81)
+
+
 def test_combined_readings_are_a_product_of_experts_over_multisets() -> None:
     whole = CellAnalysis((CellReading((3, 5), 0.6), CellReading((3,), 0.3)), 0.0, 0.0, 0.02)
     # The segmenting reader lists digits in written order, and mostly sees a lone 3.

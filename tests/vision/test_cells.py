@@ -249,6 +249,24 @@ def test_erase_cross_takes_the_x_out_and_keeps_the_digits(test_glyphs: dict[int,
         assert segment_cell(plain.astype(np.float32), kind=CellKind.CENTRE).crosses == ()
 
 
+def test_the_search_for_more_xs_stops_at_a_sure_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from digitise.vision import cells as cells_module
+
+    # Two long X's side by side ("one each"): both as sure as an X gets.
+    two = np.zeros((110, 1200), np.uint8)
+    for x0 in (300, 600):
+        cv2.line(two, (x0, 15), (x0 + 110, 95), 1, 4)
+        cv2.line(two, (x0, 95), (x0 + 110, 15), 1, 4)
+    ink = two.astype(np.float32)
+    first = segment_cell(ink, kind=CellKind.CENTRE).crosses
+    # Another X could not make the strip more surely crossed: it is not looked for.
+    assert len(first) == 1 and first[0].confidence == cells_module.CROSS_SURE
+    # A segmentation that takes the X's out needs them all.
+    monkeypatch.setattr(cells_module, "CROSS_SEGMENTATION", True)
+    both = segment_cell(ink, kind=CellKind.CENTRE).crosses
+    assert len(both) == 2 and all(c.confidence == cells_module.CROSS_SURE for c in both)
+
+
 def test_centre_arrow(reader: CellReader) -> None:
     centre = reader.read_centre(_arrow_ink())
     assert centre.arrow > 0.5
