@@ -80,7 +80,13 @@ def test_very_many_fields_take_a_few_runs(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(runs) == 2
 
 
-def test_missing_tesseract_warns_on_every_page(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def program_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tesseract as the program (pytesseract), as on a machine without tesserocr."""
+    monkeypatch.setattr(header, "_engine", lambda psm: None)
+
+
+def test_missing_tesseract_warns_on_every_page(monkeypatch: pytest.MonkeyPatch, program_only: None) -> None:
     pytesseract = pytest.importorskip("pytesseract")
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     out = ocr_pages([[("event", _field("OPEN"))], [("date", _field("MAY"))]])
@@ -88,7 +94,8 @@ def test_missing_tesseract_warns_on_every_page(monkeypatch: pytest.MonkeyPatch) 
     assert out[1]["date"]["value"] == "" and out[1]["date"]["warning"] == TESSERACT_MISSING
 
 
-def test_tesseract_runs_with_one_thread_and_the_environment_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tesseract_runs_with_one_thread_and_the_environment_is_restored(monkeypatch: pytest.MonkeyPatch,
+                                                                        program_only: None) -> None:
     pytesseract = pytest.importorskip("pytesseract")
     monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
     seen: list[str | None] = []
@@ -105,6 +112,60 @@ def test_tesseract_runs_with_one_thread_and_the_environment_is_restored(monkeypa
     monkeypatch.setenv("OMP_THREAD_LIMIT", "2")
     ocr_fields([("event", _field("OPEN"))])
     assert seen[-1] == "2" and os.environ["OMP_THREAD_LIMIT"] == "2"
+
+
+needs_tesserocr = pytest.mark.skipif(header._tessdata() is None, reason="tesseract's English model is not installed")
+
+
+@needs_tesserocr
+def test_the_library_loads_the_model_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    tesserocr = pytest.importorskip("tesserocr")
+    started: list[int] = []
+    real = tesserocr.PyTessBaseAPI
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        started.append(kwargs["psm"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tesserocr, "PyTessBaseAPI", counting)
+    header._engine.cache_clear()
+    try:
+        first = ocr_pages([[("event", _field("OPEN"))]])
+        second = ocr_pages([[("round", _field("FINAL"))], [("date", _field("MAY"))]])
+    finally:
+        header._engine.cache_clear()
+    assert started == [6]
+    assert first[0]["event"]["value"] == "OPEN"
+    assert second[0]["round"]["value"] == "FINAL" and second[1]["date"]["value"] == "MAY"
+
+
+@needs_tesseract
+@needs_tesserocr
+def test_the_library_and_the_program_read_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tesserocr")
+    pages = [[("event", _field("OPEN")), ("player_top", _field("KATO"))], [("player_bottom", _field("ANN LEE"))]]
+    library = ocr_pages(pages)
+    monkeypatch.setattr(header, "_engine", lambda psm: None)
+    program = ocr_pages(pages)
+    assert [{k: v["value"] for k, v in p.items()} for p in library] == [{k: v["value"] for k, v in p.items()} for p in program]
+    assert library[1]["player_bottom"]["value"] == "ANN LEE"
+
+
+def test_without_a_model_folder_the_program_is_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TESSDATA_PREFIX", str(tmp_path))
+    monkeypatch.setattr(header, "TESSDATA_DIRS", ())
+    header._engine.cache_clear()
+    try:
+        assert header._tessdata() is None
+        assert header._engine(6) is None
+        runs: list[str] = []
+        pytesseract = pytest.importorskip("pytesseract")
+        monkeypatch.setattr(pytesseract, "image_to_data", lambda image, config="", output_type=None: runs.append(config)
+                            or {"text": ["OPEN"], "conf": ["91"], "top": [30], "height": [40], "left": [40]})
+        assert ocr_fields([("event", _field("OPEN"))]) == {"event": {"value": "OPEN", "confidence": 0.91}}
+        assert runs == ["--psm 6"]
+    finally:
+        header._engine.cache_clear()
 
 
 def test_only_written_text_fields_are_cut(a4: Template) -> None:

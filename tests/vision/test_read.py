@@ -15,6 +15,7 @@ from digitise.cli import cli
 from digitise.errors import InputError, PageError
 from digitise.notation.readings import load_readings, readings_to_json
 from digitise.sheet.geometry import Template, load_template
+from digitise.vision import header
 from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage
 from digitise.vision.read import analyse_page, read_page, read_pages
@@ -132,6 +133,8 @@ def test_header_without_tesseract_warns_and_reads_the_rest(a4: Template, monkeyp
                 0.25 * s, 20, max(1, int(0.12 * s)))
     homography = np.diag([s, s, 1.0])
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    # Neither the program nor the library (tesserocr) with tesseract's model.
+    monkeypatch.setattr(header, "_engine", lambda psm: None)
     fields = read_header(image, homography, a4, None)
     assert fields["event"]["value"] == "" and fields["event"]["warning"] == TESSERACT_MISSING
     # Empty fields are simply absent.
