@@ -248,8 +248,11 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
         a0, a1 = max(y0[k] - pad, 0), min(y1[k] + pad, height)
         b0, b1 = max(x0[k] - pad, 0), min(x1[k] + pad, width)
         region = values[a0:a1, b0:b1]
-        _, labels, stats, _ = cv2.connectedComponentsWithStats((region > 0).astype(np.uint8), connectivity=8)
-        mass = np.bincount(labels.ravel(), weights=region.ravel(), minlength=len(stats)) / (s * s)
+        marked = (region > 0).view(np.uint8)
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(marked, connectivity=8)
+        # Summed over the marked pixels only: the background's sum (label 0) is never used.
+        on = np.flatnonzero(marked)
+        mass = np.bincount(labels.ravel()[on], weights=region.ravel()[on], minlength=len(stats)) / (s * s)
         side = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) / s
         inner = (slice(y0[k] - a0, y1[k] - a0), slice(x0[k] - b0, x1[k] - b0))
         big = stats[:, cv2.CC_STAT_AREA] >= PRESENCE_MIN_BLOB
