@@ -40,6 +40,7 @@ import numpy as np
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
 from digitise.vision.classifier import model_metadata, open_onnx, stretch_ink
+from digitise.vision.ink import components
 
 #: Model input of a point/off square: (height, width) px.
 POINT_SHAPE = (64, 48)
@@ -94,7 +95,7 @@ def point_input(ink: np.ndarray) -> np.ndarray:
 def ink_box(ink: np.ndarray) -> tuple[int, int, int, int] | None:
     """x0, y0, x1, y1 (exclusive) of the ink that is more than a speck, or None when there is none."""
     binary = (np.asarray(ink) >= INK_LEVEL).astype(np.uint8)
-    count, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    count, _, stats = components(binary)
     keep = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= MIN_BOX_COMPONENT]
     if not keep:
         # Only specks: take them all rather than nothing (the model then sees them and says empty).

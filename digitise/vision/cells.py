@@ -67,6 +67,7 @@ from digitise.vision.classifier import (
     load_classifier,
     normalise_glyph,
 )
+from digitise.vision.ink import components
 
 #: Pixels per millimetre of the ink the vision pipeline hands over.
 PX_PER_MM = 10.0
@@ -685,7 +686,7 @@ def segment_cell(ink: np.ndarray, px_per_mm: float = PX_PER_MM, kind: CellKind |
             erased = erase_cross(erased, cross, px_per_mm)
         if CROSS_SEGMENTATION:
             binary = erased
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    count, labels, stats = components(binary)
     comps: list[_Component] = []
     for i in range(1, count):
         x, y, w, h, area = (int(v) for v in stats[i])

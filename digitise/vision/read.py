@@ -41,7 +41,7 @@ from digitise.vision.grid import (
     scaled_fit,
 )
 from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory
-from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, DOT_MM2, extract_ink, ink_amount
+from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, DOT_MM2, components, extract_ink, ink_amount
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers
 
 log = logging.getLogger(__name__)
@@ -249,7 +249,7 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
         b0, b1 = max(x0[k] - pad, 0), min(x1[k] + pad, width)
         region = values[a0:a1, b0:b1]
         marked = (region > 0).view(np.uint8)
-        _, labels, stats, _ = cv2.connectedComponentsWithStats(marked, connectivity=8)
+        _, labels, stats = components(marked)
         # Summed over the marked pixels only: the background's sum (label 0) is never used.
         on = np.flatnonzero(marked)
         mass = np.bincount(labels.ravel()[on], weights=region.ravel()[on], minlength=len(stats)) / (s * s)
