@@ -282,7 +282,11 @@ def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
     """
     engine = _engine(int(config.removeprefix("--psm").strip()))
     if engine is not None:
-        return _engine_words(engine, image)
+        try:
+            return _engine_words(engine, image)
+        except RuntimeError as exc:
+            log.debug("tesseract failed on the header: %s", exc)
+            return None
     try:
         import pytesseract
     except ImportError:

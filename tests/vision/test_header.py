@@ -151,6 +151,15 @@ def test_the_library_and_the_program_read_the_same_words(monkeypatch: pytest.Mon
     assert library[1]["player_bottom"]["value"] == "ANN LEE"
 
 
+def test_a_failing_library_leaves_the_fields_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def SetImageBytes(self, *args: Any) -> None:  # noqa: N802 - tesserocr's name
+            raise RuntimeError("Failed to set image")
+
+    monkeypatch.setattr(header, "_engine", lambda psm: Broken())
+    assert ocr_fields([("event", _field("OPEN"))]) == {}
+
+
 def test_without_a_model_folder_the_program_is_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TESSDATA_PREFIX", str(tmp_path))
     monkeypatch.setattr(header, "TESSDATA_DIRS", ())
