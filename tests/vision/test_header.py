@@ -153,7 +153,7 @@ def test_the_library_and_the_program_read_the_same_words(monkeypatch: pytest.Mon
 
 def test_a_failing_library_leaves_the_fields_unread(monkeypatch: pytest.MonkeyPatch) -> None:
     class Broken:
-        def SetImageBytes(self, *args: Any) -> None:  # noqa: N802 - tesserocr's name
+        def SetImageBytes(self, *args: Any) -> None:
             raise RuntimeError("Failed to set image")
 
     monkeypatch.setattr(header, "_engine", lambda psm: Broken())
