@@ -568,3 +568,16 @@ def test_boards_set_aside_though_marks_were_read_are_flagged() -> None:
     assert accounted == {(1, 1), (1, 2)}
     assert all(s["flagged"] for s in result.report["skipped"])
     assert result.flagged >= 1
+
+
+def test_the_review_bar_is_on_the_confidence_not_on_its_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board whose rival lies just within the bar sends the rest of its game to follow it: it must be
+    flagged itself, though its confidence, rounded for the report, shows as the bar."""
+    import digitise.solve as solve_module
+
+    match = read_mat(MATCHES[0]).match
+    monkeypatch.setattr(solve_module, "confidence", lambda node: 0.97996)
+    result = solve(_certain(match), players=match.players, length=match.length)
+    turns = _turns(result)
+    assert turns and all(t["confidence"] == 0.98 for t in turns)
+    assert all(t["flagged"] and "low confidence" in t["reasons"] for t in turns)

@@ -477,7 +477,12 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     inherited = _inherited_doubt(path, places, review_below)
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
-        conf = round(confidence(node), 4) if node.board is not None else 1.0
+        exact = confidence(node) if node.board is not None else 1.0
+        conf = round(exact, 4)
+        # The bar is on the confidence itself, not on its rounding for the report: the rest of the
+        # game follows a board whose rival is within the bar (_inherited_doubt), so that board must
+        # be flagged (at 0.97995, shown as 0.98, it was not, and ten turns followed no flag).
+        doubtful = exact < review_below
         reasons = list(node.tags)
         ev = evidence[node.board] if node.board is not None else None
         candidates = [
@@ -493,7 +498,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             if reasons:
                 skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
             continue
-        if ev is not None and conf < review_below:
+        if ev is not None and doubtful:
             reasons.append("low confidence")
         if ev is not None and node.fit < POOR_FIT and "illegal move recorded" not in reasons:
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
@@ -503,7 +508,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             reasons.append("the marks fit only if a cell was misread")
         # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
         # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
-        if ev is not None and ev.centre_unreadable and conf < review_below:
+        if ev is not None and ev.centre_unreadable and doubtful:
             reasons.append("unreadable centre")
         follows = inherited.get(id(node))
         for event in node.events:
