@@ -581,3 +581,45 @@ def test_the_review_bar_is_on_the_confidence_not_on_its_rounding(monkeypatch: py
     turns = _turns(result)
     assert turns and all(t["confidence"] == 0.98 for t in turns)
     assert all(t["flagged"] and "low confidence" in t["reasons"] for t in turns)
+
+
+def test_a_reading_the_reader_ranks_fourth_still_makes_its_roll() -> None:
+    """A "2" read "1" (83 %), the truth fourth at 1.7 %: its roll is weighed, so the board is not certain."""
+    board = BoardReading(3, {"W2": (CellReading((1,), 0.8253), CellReading((), 0.0873), CellReading((3,), 0.0188),
+                                    CellReading((2,), 0.0166), CellReading((4,), 0.004)),
+                             "W3": (CellReading((3,), 0.9999),)}, 0.0, 0.0, 0.0)
+    ev = BoardEvidence(board)
+    assert Roll(3, 1) == ev.rolls[0] and Roll(3, 2) in ev.rolls
+    # Below an unlisted digit's worth, a candidate makes no roll of its own (it is a repair, at most).
+    assert Roll(4, 3) not in ev.rolls
+
+
+def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() -> None:
+    """A crossed "6" with the other die's "1" lost reads best as a 6-6 dance written once: the rolls that
+    play a die beside it are weighed too, so such a turn is right or flagged, never silently wrong."""
+    if not MATCHES:
+        pytest.skip("no real matches")
+    ambiguous = 0
+    for path in MATCHES:
+        match = read_mat(path).match
+        encoded = encode_match(match)
+        boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encoded)]
+        # A turn that played one die and crossed the other: its played digit is lost.
+        lost = [k for k, b in enumerate(encoded)
+                if len(b.marks.cells) == 2 and len(b.marks.cells.get("centre", ())) == 1
+                and all(len(v) == 1 for v in b.marks.cells.values())]
+        if not lost:
+            continue
+        for k in lost:
+            board = boards[k]
+            boards[k] = BoardReading(board.index, {"centre": board.cells["centre"]}, board.crossed, board.arrow,
+                                     board.letters)
+        result = solve(paginate(boards), players=match.players, length=match.length)
+        for turn in _turns(result):
+            if (turn["page"] - 1) * 8 + turn["board"] - 1 in lost:
+                d = encoded[(turn["page"] - 1) * 8 + turn["board"] - 1].marks.cells["centre"][0]
+                ambiguous += any(c["dice"] == [d, d] and c["move"] == "" for c in turn["candidates"])
+        assert compare(match, result.match, result.report).silent == 0, path.name
+        if ambiguous >= 2:
+            break
+    assert ambiguous, "no turn where the doublet dance was a rival"

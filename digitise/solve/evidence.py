@@ -29,6 +29,8 @@ UNREADABLE_CELL = math.log(0.5)
 #: A cell whose best reading is less likely than this is one the reader was unsure of.
 SHAKY = 0.8
 _FLAG_FLOOR = 1e-3
+#: Most candidates of one cell whose readings make rolls of their own.
+WEIGHED = 5
 
 Cells = Mapping[str, tuple[int, ...]]
 
@@ -215,7 +217,8 @@ class BoardEvidence:
         # A cell listed with no candidate at all (all of it unreadable) points to no digits.
         base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
         variants = _variants(
-            {name: c[:3] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}, limit=16)
+            {name: _worth_weighing(c) for name, c in self._candidates.items() if name not in NUMBER_CELLS and c},
+            limit=16)
         exact: dict[Roll, float] = {}
         for cost, variant in variants:
             played = [d for name, ds in variant.items() if name != "centre" for d in ds]
@@ -251,6 +254,12 @@ class BoardEvidence:
             # and the board looks certain (a bear-off of 5-5 read as "6666 or nothing").
             near += [roll for roll in ALL_ROLLS if roll not in exact and roll not in near]
         return ranked[:6], near
+
+
+def _worth_weighing(candidates: list[tuple[tuple[int, ...], float]]) -> list[tuple[tuple[int, ...], float]]:
+    """A cell's candidates that make rolls of their own: the first three, and up to five that the reader
+    rates above an unlisted digit (:data:`EDIT`)."""
+    return [c for i, c in enumerate(candidates[:WEIGHED]) if i < 3 or c[1] > EDIT]
 
 
 def _variants(candidates: dict[str, list[tuple[tuple[int, ...], float]]],

@@ -584,6 +584,7 @@ class Searcher:
         for side in sides:
             assert side is not None
             best_move = -math.inf
+            best_dances = False
             for variant, rolls in ev.variants:
                 for roll in rolls:
                     if opening and roll.is_double:
@@ -593,7 +594,8 @@ class Searcher:
                         continue
                     cells = turn_cells(side, roll, play)
                     local = ev.score(cells)
-                    best_move = max(best_move, local)
+                    if local > best_move:
+                        best_move, best_dances = local, play is None
                     if local < floor and not results:
                         continue  # below the beam's margin whatever its priors: it would die at once
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
@@ -601,8 +603,10 @@ class Searcher:
             # themselves, and for the leaders when the marks are not read cleanly (a stray or
             # displaced digit can make the true play one the marks do not spell out).
             wide = (best_move < POOR_FIT and floor < FALLBACK) or (thorough and best_move < CLEAN)
-            # On a board the reader was unsure of, the leaders also try rolls a digit away.
-            unsure = thorough and ev.shaky
+            # On a board the reader was unsure of, the leaders also try rolls a digit away; and where
+            # the marks read best as a dance: its record is only the crossed dice, so one digit the
+            # reader missed turns a played roll into a dance (a "1" on B4 lost, a crossed "6" read as 6-6).
+            unsure = thorough and (ev.shaky or best_dances)
             for rolls in (ev.rolls, ev.near_rolls) if wide or unsure else ():
                 for roll in rolls:
                     if opening and roll.is_double:
