@@ -236,3 +236,9 @@ def test_train_cellnet_passes_its_options_on(tmp_path: Path, monkeypatch: pytest
     assert options.augment and options.matches == 280 and options.kinds == ("point",)
     assert options.cache == tmp_path / "cache" and options.epochs == cellnet.POINT_EPOCHS
     assert run("train", "--cellnet", "-o", tmp_path).exit_code == 0 and not seen[-1].augment
+
+
+def test_a_player_name_a_mat_cannot_hold_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("scan", tmp_path / "page.png", "-o", tmp_path / "out.mat", "--players", "Ann,Ka:to")
+    assert result.exit_code == int(ExitCode.USAGE)
+    assert "colon" in result.stderr and "Traceback" not in result.output

@@ -20,7 +20,7 @@ from digitise.game.record import ActionKind, MatchRecord
 from digitise.game.rules import Roll, legal_plays
 from digitise.notation.encode import encode_match
 from digitise.notation.marks import CELL_NAMES, NUMBER_CELLS, cell_of_point
-from digitise.notation.mat import read_mat
+from digitise.notation.mat import format_mat, read_mat
 from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import (
     BoardReading,
@@ -623,3 +623,14 @@ def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() ->
         if ambiguous >= 2:
             break
     assert ambiguous, "no turn where the doublet dance was a rival"
+
+
+def test_a_name_read_with_a_colon_does_not_cost_the_match_its_file() -> None:
+    """OCR read "Mei" as "Me:" on one page: the name is written without the colon, and the match is written."""
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    header = {"player_bottom": {"value": "Karl", "confidence": 0.94}, "player_top": {"value": "Me:", "confidence": 0.77}}
+    pages = _certain(match).pages[:2]
+    readings = Readings(tuple(PageReading(p.source, p.page, p.boards, header) for p in pages))
+    result = solve(readings, length=match.length)
+    assert result.match.players == ("Karl", "Me")
+    assert "Karl : 0" in format_mat(result.match, fill_gaps=True)

@@ -51,6 +51,7 @@ __all__ = [
     "read_mat",
     "read_mat_strict",
     "with_closed_out_dances",
+    "writable_name",
     "write_mat",
 ]
 
@@ -780,6 +781,17 @@ def _game_lines(game: GameRecord, players: tuple[str, str]) -> list[str]:
     # gnubg ends a finished game with a blank line; an unfinished one ends the file.
     return [f" Game {game.number}", _score_line(players, game.score), *layout.lines,
             *([""] if game.winner is not None else [])]
+
+
+def writable_name(name: str) -> str:
+    """``name`` as a ``.mat`` file can hold it: no colon (it ends the name on a score line), no control
+    characters, single spaces; empty when nothing is left.
+
+    Names read off a page header by OCR pick up stray punctuation ("Mei" read "Me:"); one such
+    character must not cost the match its file.
+    """
+    kept = "".join(" " if ch == ":" or not ch.isprintable() else ch for ch in name)
+    return " ".join(kept.split())
 
 
 def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:

@@ -88,7 +88,7 @@ from digitise.game.match import MatchState
 from digitise.game.position import BAR, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
-from digitise.notation.mat import format_mat
+from digitise.notation.mat import format_mat, writable_name
 from digitise.notation.readings import Readings, load_readings
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
@@ -136,7 +136,9 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     ``players`` is (bottom, top); ``length`` the match length (0: unlimited).
     Turns whose confidence is below ``review_below`` are flagged (lower it to
     flag fewer turns at the risk of unflagged errors; see benchmarks/README.md).
-    Both default to what the page headers say, else placeholders. Never raises
+    Both default to what the page headers say (names cleaned of what a ``.mat``
+    cannot hold, :func:`~digitise.notation.mat.writable_name`), else
+    placeholders. Never raises
     on odd readings: what nothing explains is recorded as best it can be and
     flagged. Raises :class:`ReadingsError` only for a malformed correction.
     """
@@ -314,13 +316,15 @@ def _header(readings: Readings) -> dict[str, Any]:
             votes["length"][length] = votes["length"].get(length, 0.0) + conf
         raw, conf = field(page.header, "players")
         if isinstance(raw, (list, tuple)) and len(raw) == 2 and all(raw):
-            pair = (str(raw[0]).strip(), str(raw[1]).strip())
-            votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
+            pair = (writable_name(str(raw[0])), writable_name(str(raw[1])))
+            if all(pair):
+                votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
         bottom, conf_b = field(page.header, "player_bottom", "bottom")
         top, conf_t = field(page.header, "player_top", "top")
-        if isinstance(bottom, str) and isinstance(top, str) and bottom.strip() and top.strip():
-            pair = (bottom.strip(), top.strip())
-            votes["players"][pair] = votes["players"].get(pair, 0.0) + min(conf_b, conf_t)
+        if isinstance(bottom, str) and isinstance(top, str):
+            pair = (writable_name(bottom), writable_name(top))
+            if all(pair):
+                votes["players"][pair] = votes["players"].get(pair, 0.0) + min(conf_b, conf_t)
     found: dict[str, Any] = {}
     for key, tally in votes.items():
         if tally:

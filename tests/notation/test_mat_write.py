@@ -19,6 +19,7 @@ from digitise.notation.mat import (
     parse_mat,
     read_mat,
     with_closed_out_dances,
+    writable_name,
     write_mat,
 )
 from tests.conftest import real_matches
@@ -300,3 +301,9 @@ def test_a_missing_turn_is_written_as_a_dance_only_when_asked() -> None:
     # The top player's missing turn is a dance line in the right column, then the bottom player goes on.
     assert lines[0].startswith("  1) 31: 8/5 6/5") and lines[0][33:].strip().endswith(":")
     assert lines[1].startswith("  2) 65: 24/18 18/13")
+
+
+@pytest.mark.parametrize(("name", "written"), [("Me:", "Me"), ("Ann:Lee", "Ann Lee"), ("  Kato \t Hideo\n", "Kato Hideo"),
+                                               (":", ""), ("Mei", "Mei")])
+def test_writable_name_drops_what_a_mat_cannot_hold(name: str, written: str) -> None:
+    assert writable_name(name) == written
