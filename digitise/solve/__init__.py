@@ -138,9 +138,9 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     flag fewer turns at the risk of unflagged errors; see benchmarks/README.md).
     Both default to what the page headers say (names cleaned of what a ``.mat``
     cannot hold, :func:`~digitise.notation.mat.writable_name`), else
-    placeholders. Never raises
-    on odd readings: what nothing explains is recorded as best it can be and
-    flagged. Raises :class:`ReadingsError` only for a malformed correction.
+    placeholders. Never raises on odd readings: what nothing explains is
+    recorded as best it can be and flagged. Raises :class:`ReadingsError`
+    only for a malformed correction.
     """
     places: list[tuple[int, int]] = []
     evidence: list[BoardEvidence] = []
