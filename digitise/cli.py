@@ -69,7 +69,9 @@ def _players(value: str | None) -> tuple[str, str] | None:
     parts = [p.strip() for p in value.split(",")]
     if len(parts) != 2 or not all(parts):
         raise click.BadParameter('give two names: "BOTTOM,TOP"', param_hint="--players")
-    if any(":" in p or not p.isprintable() for p in parts):
+    from digitise.notation.mat import holds_name
+
+    if not all(holds_name(p) for p in parts):
         raise click.BadParameter("a .mat file cannot hold a name with a colon or control characters",
                                  param_hint="--players")
     return (parts[0], parts[1])

@@ -47,6 +47,7 @@ __all__ = [
     "MatProblem",
     "MatReadResult",
     "format_mat",
+    "holds_name",
     "parse_mat",
     "read_mat",
     "read_mat_strict",
@@ -783,14 +784,23 @@ def _game_lines(game: GameRecord, players: tuple[str, str]) -> list[str]:
             *([""] if game.winner is not None else [])]
 
 
+def _name_character(ch: str) -> bool:
+    # A colon ends the name on a score line; control characters break the line.
+    return ch != ":" and ch.isprintable()
+
+
+def holds_name(name: str) -> bool:
+    """True when a ``.mat`` file can hold ``name`` as it is (no colon, no control characters)."""
+    return all(_name_character(ch) for ch in name)
+
+
 def writable_name(name: str) -> str:
-    """``name`` as a ``.mat`` file can hold it: no colon (it ends the name on a score line), no control
-    characters, single spaces; empty when nothing is left.
+    """``name`` as a ``.mat`` file can hold it (:func:`holds_name`), single spaces; empty when nothing is left.
 
     Names read off a page header by OCR pick up stray punctuation ("Mei" read "Me:"); one such
     character must not cost the match its file.
     """
-    kept = "".join(" " if ch == ":" or not ch.isprintable() else ch for ch in name)
+    kept = "".join(ch if _name_character(ch) else " " for ch in name)
     return " ".join(kept.split())
 
 

@@ -306,6 +306,11 @@ def _header(readings: Readings) -> dict[str, Any]:
                 return value, 1.0
         return None, 0.0
 
+    def vote_players(bottom: str, top: str, conf: float) -> None:
+        pair = (writable_name(bottom), writable_name(top))
+        if all(pair):
+            votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
+
     for page in readings.pages:
         raw, conf = field(page.header, "match_length", "length")
         try:
@@ -316,15 +321,11 @@ def _header(readings: Readings) -> dict[str, Any]:
             votes["length"][length] = votes["length"].get(length, 0.0) + conf
         raw, conf = field(page.header, "players")
         if isinstance(raw, (list, tuple)) and len(raw) == 2 and all(raw):
-            pair = (writable_name(str(raw[0])), writable_name(str(raw[1])))
-            if all(pair):
-                votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
+            vote_players(str(raw[0]), str(raw[1]), conf)
         bottom, conf_b = field(page.header, "player_bottom", "bottom")
         top, conf_t = field(page.header, "player_top", "top")
         if isinstance(bottom, str) and isinstance(top, str):
-            pair = (writable_name(bottom), writable_name(top))
-            if all(pair):
-                votes["players"][pair] = votes["players"].get(pair, 0.0) + min(conf_b, conf_t)
+            vote_players(bottom, top, min(conf_b, conf_t))
     found: dict[str, Any] = {}
     for key, tally in votes.items():
         if tally:
