@@ -816,7 +816,7 @@ def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:
     :func:`with_closed_out_dances`).
     """
     for name in match.players:
-        if not name.strip() or ":" in name or "\n" in name:
+        if not name.strip() or not holds_name(name):
             raise MatFormatError(f"player name {name!r} cannot be written to a .mat file")
     lines = [_metadata_line(key, value) for key, value in match.metadata]
     if lines:

@@ -16,6 +16,7 @@ from digitise.game.rules import Play, Roll, game_value, is_closed_out, legal_pla
 from digitise.notation.mat import (
     CLOSED_OUT_ROLL,
     format_mat,
+    holds_name,
     parse_mat,
     read_mat,
     with_closed_out_dances,
@@ -246,11 +247,12 @@ def test_a_player_moving_twice_when_not_closed_out_is_refused() -> None:
         format_mat(broken)
 
 
-def test_writer_refuses_names_gnubg_cannot_read() -> None:
-    with pytest.raises(MatFormatError):
-        format_mat(MatchRecord(1, ("", "Bob"), ()))
-    with pytest.raises(MatFormatError):
-        format_mat(MatchRecord(1, ("Al: ice", "Bob"), ()))
+@pytest.mark.parametrize("name", ["", "  ", "Al: ice", "Al\nice", "Al\tice", "Al\x00"])
+def test_writer_refuses_names_gnubg_cannot_read(name: str) -> None:
+    # The writer holds names to the same rule as the CLI's --players check and the header vote.
+    assert not (name.strip() and holds_name(name))
+    with pytest.raises(MatFormatError, match="cannot be written"):
+        format_mat(MatchRecord(1, (name, "Bob"), ()))
 
 
 # ----------------------------------------------------------------------------------------------
