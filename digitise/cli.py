@@ -222,6 +222,9 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: whole matches rendered for training.")
 @click.option("--centre-matches", type=click.IntRange(1), default=500, show_default=True,
               help="--cellnet: matches of which only the boards with a written centre are rendered.")
+@click.option("--multi-matches", type=click.IntRange(0), default=0, show_default=True,
+              help="--cellnet: matches of which only the boards with a square of two or more digits are rendered "
+                   "(point model; none as shipped).")
 @click.option("--centre-epochs", type=click.IntRange(1), default=36, show_default=True,
               help="--cellnet: epochs of the centre model (--epochs is the point model's).")
 @click.option("--only", type=click.Choice(["point", "centre"]), help="--cellnet: train this model only.")
@@ -232,14 +235,15 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
-          cellnet: bool, matches: int, centre_matches: int, centre_epochs: int, only: str | None,
+          cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
           cache: Path | None, augment: bool, force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
 
         net_report = train_cellnets(CellNetOptions(output=output, glyphs=glyphs, matches=matches,
-                                                   centre_matches=centre_matches, epochs=epochs or POINT_EPOCHS,
+                                                   centre_matches=centre_matches, multi_matches=multi_matches,
+                                                   epochs=epochs or POINT_EPOCHS,
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    augment=augment, overwrite=force),

@@ -85,22 +85,31 @@ def label(board: Mapping[str, Any], name: str) -> tuple[np.ndarray, np.ndarray]:
     return counts, marks
 
 
-def match_cells(args: tuple[int, str, bool, str, bool]) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+def match_cells(args: tuple[int, str, bool, str, str | None]) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
     """Render one match, read its pages back, label every point/off/centre cell cut: (kind, input, counts, marks).
 
-    With ``centre_only`` (the last of ``args``) only the match's boards with a
-    written centre are rendered, eight a page.
+    With ``only`` (the last of ``args``) only some of the match's boards are
+    rendered, eight a page: ``"centre"``, those with a written centre;
+    ``"multi"``, those with a point or off square holding two digits or more.
     """
-    seed, level, names, subset_key, centre_only = args
+    seed, level, names, subset_key, only = args
     if not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"training seeds must be below {SEED_LIMIT} (the benchmarks' matches), got {seed}")
     bank = _bank(subset_key)
     template = load_template("a4" if seed % 4 else "letter")
     match = play_match(seed, SelfPlayOptions(length=LENGTHS[seed % len(LENGTHS)], players=("Ann", "Kato")))
-    if centre_only:
-        # Only the boards with something in the centre (unplayable dice, a double's arrow), eight a
-        # page: a match has few of them, and a page costs the same to render and read however full.
-        chosen = [b for b in encode_match(match) if "centre" in b.marks.cells or b.marks.arrow or b.marks.crossed]
+    if only is not None:
+        # Only the boards that hold the rare cells, eight a page: a match has few of them, and a page
+        # costs the same to render and read however full. Centres: unplayable dice, a double's arrow.
+        # Multi: squares of two or more digits (a bear-off's off square, a doublet's landing point),
+        # which the reader gets wrong three to ten times as often as a single digit.
+        if only == "centre":
+            chosen = [b for b in encode_match(match) if "centre" in b.marks.cells or b.marks.arrow or b.marks.crossed]
+        elif only == "multi":
+            chosen = [b for b in encode_match(match)
+                      if any(len(digits) >= 2 for name, digits in b.marks.cells.items() if name != "centre")]
+        else:
+            raise ValueError(f"unknown board selection {only!r}")
         header = header_fields(match)
         pages = [render_page(list(enumerate(chosen[k:k + BOARDS_PER_PAGE], 1)), page=k // BOARDS_PER_PAGE + 1,
                              header=header, template=template, seed=seed, degrade=Degrade(level), bank=bank)
@@ -151,15 +160,15 @@ def _init(source: Any) -> None:
     _GLYPHS_SOURCE = source
 
 
-def generate(seeds: Sequence[int], subset_key: str, *, centre_only: bool = False, glyphs: Any = None, jobs: int = 2,
+def generate(seeds: Sequence[int], subset_key: str, *, only: str | None = None, glyphs: Any = None, jobs: int = 2,
              progress: Any = None) -> dict[str, CellSamples]:
     """Labelled cells of the matches of ``seeds`` (deterministic whatever ``jobs``), by kind.
 
     ``subset_key``: ``fit`` or ``val``, which part of the TRAIN glyphs writes
     them. The damage level and whether names boards are written follow from
-    the seed; ``centre_only``: see :func:`match_cells`.
+    the seed; ``only`` (which boards): see :func:`match_cells`.
     """
-    tasks = [(int(s), LEVELS[int(s) % len(LEVELS)], int(s) % 7 == 0, subset_key, centre_only) for s in seeds]
+    tasks = [(int(s), LEVELS[int(s) % len(LEVELS)], int(s) % 7 == 0, subset_key, only) for s in seeds]
     parts: list[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]] = []
     if jobs > 1:
         with multiprocessing.get_context("fork").Pool(jobs, initializer=_init, initargs=(glyphs,)) as pool:

@@ -66,6 +66,9 @@ class CellNetOptions:
     matches: int = 140
     #: Matches of which only the boards with a written centre are rendered (centres are rare).
     centre_matches: int = 500
+    #: Matches of which only the boards with a square of two or more digits are rendered, for the
+    #: point model (none as shipped).
+    multi_matches: int = 0
     #: Validation matches (whole, centre-only), written with the held-apart tenth of the TRAIN glyphs.
     val_matches: tuple[int, int] = VAL_MATCHES
     epochs: int = POINT_EPOCHS
@@ -94,8 +97,9 @@ class CellNetReport:
     figures: dict[str, Any]
 
 
-# Seed ranges (all below 9000, the benchmarks' matches): whole matches, centre-only, validation.
-FIT_SEEDS, FIT_CENTRE_SEEDS, VAL_SEEDS, VAL_CENTRE_SEEDS = 0, 1000, 8000, 8100
+# Seed ranges (all below 9000, the benchmarks' matches): whole matches, centre-only, many-digit
+# squares only, validation.
+FIT_SEEDS, FIT_CENTRE_SEEDS, FIT_MULTI_SEEDS, VAL_SEEDS, VAL_CENTRE_SEEDS = 0, 1000, 5000, 8000, 8100
 #: Centre-only seeds generated (and cached) together.
 CENTRE_CHUNK = 500
 #: Whole-match seeds generated (and cached) together (the default --matches is one chunk).
@@ -107,8 +111,11 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     if FIT_SEEDS + options.matches > FIT_CENTRE_SEEDS:
         raise InputError(f"at most {FIT_CENTRE_SEEDS - FIT_SEEDS} whole matches (seeds {FIT_SEEDS} up, "
                          f"below the centre-only matches' {FIT_CENTRE_SEEDS})")
-    if FIT_CENTRE_SEEDS + options.centre_matches > VAL_SEEDS:
-        raise InputError(f"at most {VAL_SEEDS - FIT_CENTRE_SEEDS} centre matches (seeds {FIT_CENTRE_SEEDS} up, "
+    if FIT_CENTRE_SEEDS + options.centre_matches > FIT_MULTI_SEEDS:
+        raise InputError(f"at most {FIT_MULTI_SEEDS - FIT_CENTRE_SEEDS} centre matches (seeds {FIT_CENTRE_SEEDS} up, "
+                         f"below the many-digit matches' {FIT_MULTI_SEEDS})")
+    if FIT_MULTI_SEEDS + options.multi_matches > VAL_SEEDS:
+        raise InputError(f"at most {VAL_SEEDS - FIT_MULTI_SEEDS} many-digit matches (seeds {FIT_MULTI_SEEDS} up, "
                          f"below the validation's {VAL_SEEDS})")
     # A cache file's name says which seeds it holds, so a cache made for other counts is never
     # read as this one: the default validation sets under the names they always had.
@@ -118,43 +125,45 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     if options.val_matches[1] != VAL_MATCHES[1]:
         val_centre += f"-{VAL_CENTRE_SEEDS + options.val_matches[1]}"
     plans = {
-        val_normal: (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", False),
-        val_centre: (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", True),
+        val_normal: (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", None),
+        val_centre: (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", "centre"),
     }
     # Whole and centre-only matches in chunks, each cached on its own (the first under the name it
     # always had), so that asking for more matches generates only the new ones.
-    def chunked(base: str, first: int, count: int, size: int, centre_only: bool) -> list[str]:
+    def chunked(base: str, first: int, count: int, size: int, only: str | None) -> list[str]:
         names = []
         for start in range(first, first + count, size):
             name = base if start == first else f"{base}{start}"
             end = min(start + size, first + count)
             if end - start < size:
                 name += f"-{end}"
-            plans[name] = (range(start, end), "fit", centre_only)
+            plans[name] = (range(start, end), "fit", only)
             names.append(name)
         return names
 
-    wholes = chunked("fit_normal", FIT_SEEDS, options.matches, FIT_CHUNK, False)
-    chunks = chunked("fit_centre", FIT_CENTRE_SEEDS, options.centre_matches, CENTRE_CHUNK, True)
+    wholes = chunked("fit_normal", FIT_SEEDS, options.matches, FIT_CHUNK, None)
+    chunks = chunked("fit_centre", FIT_CENTRE_SEEDS, options.centre_matches, CENTRE_CHUNK, "centre")
+    multis = chunked("fit_multi", FIT_MULTI_SEEDS, options.multi_matches, CENTRE_CHUNK, "multi")
     parts: dict[str, dict[str, CellSamples]] = {}
-    for name, (seeds, key, centre_only) in plans.items():
+    for name, (seeds, key, only) in plans.items():
         cached = {kind: options.cache / f"{name}_{kind}.npz" for kind in ("point", "centre")} if options.cache else {}
         if cached and all(p.is_file() for p in cached.values()):
             parts[name] = {kind: _load(p) for kind, p in cached.items()}
             continue
         began = time.perf_counter()
-        parts[name] = generate(list(seeds), key, centre_only=centre_only, glyphs=options.glyphs, jobs=options.jobs)
+        parts[name] = generate(list(seeds), key, only=only, glyphs=options.glyphs, jobs=options.jobs)
         log.info("%s: %s cells in %.0f s", name, {k: len(v) for k, v in parts[name].items()}, time.perf_counter() - began)
         for kind, path in cached.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             s = parts[name][kind]
             np.savez(path, inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
-    # Point squares from both kinds of matches; centres from the centre-only matches (whole matches
+    # Point squares from every kind of match; centres from the centre-only matches (whole matches
     # add few, at ten times the cost).
     fit_centre = functools.reduce(_concat, (parts[name]["centre"] for name in chunks))
     # The point model keeps the point squares of the first centre chunk only (as shipped): the centre
     # matches' point squares are the same kind of squares as the whole matches'.
-    fit_point = functools.reduce(_concat, [*(parts[name]["point"] for name in wholes), parts[chunks[0]]["point"]])
+    fit_point = functools.reduce(_concat, [*(parts[name]["point"] for name in wholes), parts[chunks[0]]["point"],
+                                           *(parts[name]["point"] for name in multis)])
     return {
         "fit": {"point": fit_point, "centre": fit_centre},
         "val": {"point": _concat(parts[val_normal]["point"], parts[val_centre]["point"]),
@@ -425,6 +434,7 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
             "trained_with": {
                 "glyphs": "digits.png TRAIN subset: first 90 % trains, last 10 % writes the validation matches",
                 "matches": options.matches, "centre_matches": options.centre_matches,
+                "multi_matches": options.multi_matches,
                 "val_matches": list(options.val_matches), "epochs": options.epochs,
                 "centre_epochs": options.centre_epochs, "seed": options.seed, "augment": options.augment,
             },

@@ -26,7 +26,9 @@ def test_labels_come_from_the_truth_board() -> None:
 
 def test_benchmark_seeds_are_refused() -> None:
     with pytest.raises(ValueError, match="below 9000"):
-        match_cells((SEED_LIMIT, "light", False, "fit", True))
+        match_cells((SEED_LIMIT, "light", False, "fit", "centre"))
+    with pytest.raises(ValueError, match="unknown board selection"):
+        match_cells((1003, "light", False, "fit", "corners"))
 
 
 def test_cells_of_a_rendered_match_are_labelled_like_its_truth() -> None:
@@ -35,7 +37,7 @@ def test_cells_of_a_rendered_match_are_labelled_like_its_truth() -> None:
     if not DIGITS_PNG.is_file():
         pytest.skip(f"../shared/data/digits.png not found at {DIGITS_PNG}")
     # Only the boards with a written centre: one or two pages, a second or two.
-    out = generate([1003], "fit", centre_only=True, glyphs=DIGITS_PNG, jobs=1)
+    out = generate([1003], "fit", only="centre", glyphs=DIGITS_PNG, jobs=1)
     point, centre = out["point"], out["centre"]
     assert point.inputs.shape[1:] == POINT_SHAPE and centre.inputs.shape[1:] == CENTRE_SHAPE
     assert len(centre) >= 4
@@ -46,5 +48,19 @@ def test_cells_of_a_rendered_match_are_labelled_like_its_truth() -> None:
     assert point.counts.sum(axis=1).max() <= 4 and (point.counts.sum(axis=1) >= 1).mean() > 0.8
     assert centre.inputs.dtype == np.uint8 and centre.inputs.max() == 255
     # Deterministic: the same seed gives the same cells, byte for byte.
-    again = generate([1003], "fit", centre_only=True, glyphs=DIGITS_PNG, jobs=1)
+    again = generate([1003], "fit", only="centre", glyphs=DIGITS_PNG, jobs=1)
     assert again["centre"].inputs.tobytes() == centre.inputs.tobytes()
+
+
+def test_many_digit_boards_give_the_point_model_squares_of_two_digits_or_more() -> None:
+    from tests.conftest import DIGITS_PNG
+
+    if not DIGITS_PNG.is_file():
+        pytest.skip(f"../shared/data/digits.png not found at {DIGITS_PNG}")
+    point = generate([5001], "fit", only="multi", glyphs=DIGITS_PNG, jobs=1)["point"]
+    whole = generate([5001], "fit", glyphs=DIGITS_PNG, jobs=1)["point"]
+    written = point.counts.sum(axis=1)
+    # Every board rendered holds such a square, so they are far commoner than in a whole match.
+    assert (written >= 2).sum() >= 10
+    assert (written >= 2).mean() > 2 * (whole.counts.sum(axis=1) >= 2).mean()
+    assert len(point) < len(whole)

@@ -111,20 +111,29 @@ def test_cached_cells_are_only_reused_for_the_seeds_they_hold(tmp_path: Path, mo
     """More whole matches than a cache holds generate only the new seeds; other counts never reuse a file."""
     from digitise.training import cellnet
 
-    asked: list[tuple[int, int, bool]] = []
+    asked: list[tuple[int, int, str | None]] = []
 
-    def fake_generate(seeds: list[int], key: str, *, centre_only: bool = False, **_: object) -> dict[str, CellSamples]:
-        asked.append((seeds[0], seeds[-1] + 1, centre_only))
+    def fake_generate(seeds: list[int], key: str, *, only: str | None = None, **_: object) -> dict[str, CellSamples]:
+        asked.append((seeds[0], seeds[-1] + 1, only))
         return {"point": _samples(len(seeds), POINT_SHAPE, seeds[0]), "centre": _samples(1, CENTRE_SHAPE, seeds[0])}
 
     monkeypatch.setattr(cellnet, "generate", fake_generate)
     small = CellNetOptions(tmp_path / "out", matches=140, centre_matches=10, val_matches=(2, 3), cache=tmp_path)
     first = cellnet._samples(small)
-    assert sorted(asked) == [(0, 140, False), (1000, 1010, True), (8000, 8002, False), (8100, 8103, True)]
+    assert sorted(asked) == [(0, 140, None), (1000, 1010, "centre"), (8000, 8002, None), (8100, 8103, "centre")]
     asked.clear()
     more = cellnet._samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, val_matches=(2, 3),
                                            cache=tmp_path))
-    assert asked == [(140, 200, False)]  # only the new whole matches
+    assert asked == [(140, 200, None)]  # only the new whole matches
     assert len(more["fit"]["point"]) == len(first["fit"]["point"]) + 60
+    asked.clear()
+    # Many-digit matches have seeds of their own and go to the point model only.
+    multi = cellnet._samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, multi_matches=4,
+                                            val_matches=(2, 3), cache=tmp_path))
+    assert asked == [(5000, 5004, "multi")]
+    assert len(multi["fit"]["point"]) == len(more["fit"]["point"]) + 4
+    assert len(multi["fit"]["centre"]) == len(more["fit"]["centre"])
     with pytest.raises(InputError):
         cellnet._samples(CellNetOptions(tmp_path / "out", matches=1001, cache=tmp_path))
+    with pytest.raises(InputError, match="many-digit"):
+        cellnet._samples(CellNetOptions(tmp_path / "out", multi_matches=3001, cache=tmp_path))
