@@ -104,6 +104,11 @@ class BoardEvidence:
                 (digits, math.log(max(p, _FLOOR) / top)) for digits, p in sorted(usable, key=lambda c: -c[1])
             ]
             rest = 1.0 - total
+            if name == "centre" and reading.crossed >= 0.5:
+                # Under an X something is written: the reader's "nothing here" says it could not make the
+                # digit out, not that there is none, so that share fits any digit (not only the top one,
+                # which a renormalised reading would make look surer than the reader was).
+                rest += sum(p for digits, p in usable if not digits)
             if rest > 0.02:
                 self._residual[name] = math.log(rest / top)
         self._memo: dict[tuple[str, tuple[int, ...]], float] = {}
