@@ -594,6 +594,18 @@ def test_a_reading_the_reader_ranks_fourth_still_makes_its_roll() -> None:
     assert Roll(4, 3) not in ev.rolls
 
 
+def _one_die_played_one_crossed(encoded: list[Any]) -> list[int]:
+    """Boards (0-based, in order) of turns that played one die and crossed the other in the centre."""
+    return [k for k, b in enumerate(encoded)
+            if len(b.marks.cells) == 2 and len(b.marks.cells.get("centre", ())) == 1
+            and all(len(v) == 1 for v in b.marks.cells.values())]
+
+
+def _board_number(turn: dict[str, Any]) -> int:
+    """A report turn's board as a 0-based index into the match's boards, eight a page."""
+    return (turn["page"] - 1) * 8 + turn["board"] - 1
+
+
 def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() -> None:
     """A crossed "6" with the other die's "1" lost reads best as a 6-6 dance written once: the rolls that
     play a die beside it are weighed too, so such a turn is right or flagged, never silently wrong."""
@@ -605,9 +617,7 @@ def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() ->
         encoded = encode_match(match)
         boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encoded)]
         # A turn that played one die and crossed the other: its played digit is lost.
-        lost = [k for k, b in enumerate(encoded)
-                if len(b.marks.cells) == 2 and len(b.marks.cells.get("centre", ())) == 1
-                and all(len(v) == 1 for v in b.marks.cells.values())]
+        lost = _one_die_played_one_crossed(encoded)
         if not lost:
             continue
         for k in lost:
@@ -616,8 +626,8 @@ def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() ->
                                      board.letters)
         result = solve(paginate(boards), players=match.players, length=match.length)
         for turn in _turns(result):
-            if (turn["page"] - 1) * 8 + turn["board"] - 1 in lost:
-                d = encoded[(turn["page"] - 1) * 8 + turn["board"] - 1].marks.cells["centre"][0]
+            if _board_number(turn) in lost:
+                d = encoded[_board_number(turn)].marks.cells["centre"][0]
                 ambiguous += any(c["dice"] == [d, d] and c["move"] == "" for c in turn["candidates"])
         assert compare(match, result.match, result.report).silent == 0, path.name
         if ambiguous >= 2:
@@ -638,8 +648,7 @@ def test_a_crossed_digit_the_reader_half_saw_is_flagged_not_trusted() -> None:
         encoded = encode_match(match)
         boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encoded)]
         # A turn that played one die and crossed the other: its crossed digit is half seen.
-        crossed = [k for k, b in enumerate(encoded)
-                   if len(b.marks.cells) == 2 and len(b.marks.cells.get("centre", ())) == 1]
+        crossed = _one_die_played_one_crossed(encoded)
         for k in crossed:
             d = encoded[k].marks.cells["centre"][0]
             w = d - 1 if d > 1 else d + 1
@@ -649,7 +658,7 @@ def test_a_crossed_digit_the_reader_half_saw_is_flagged_not_trusted() -> None:
             boards[k] = BoardReading(boards[k].index, cells, 1.0, 0.0, 0.0)
         result = solve(paginate(boards), players=match.players, length=match.length)
         for turn in _turns(result):
-            k = (turn["page"] - 1) * 8 + turn["board"] - 1
+            k = _board_number(turn)
             roll = match.games[encoded[k].game - 1].actions[encoded[k].actions[0]].roll if k in crossed else None
             if roll is not None and turn["dice"] != [roll.high, roll.low]:
                 misled += 1

@@ -17,7 +17,7 @@ numpy and OpenCV only: no torch here.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 from digitise.errors import PageError
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.encode import encode_match
-from digitise.notation.marks import BOARDS_PER_PAGE
+from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
 from digitise.notation.readings import CellReading
 from digitise.sheet.damage import Degrade
 from digitise.sheet.geometry import load_template
@@ -85,6 +85,15 @@ def label(board: Mapping[str, Any], name: str) -> tuple[np.ndarray, np.ndarray]:
     return counts, marks
 
 
+#: Which boards a match renders when only some are wanted (:func:`match_cells`). Centres: unplayable
+#: dice, a double's arrow. Multi: squares of two or more digits (a bear-off's off square, a doublet's
+#: landing point), which the reader gets wrong three to ten times as often as a single digit.
+BOARD_SELECTIONS: dict[str, Callable[[BoardMarks], bool]] = {
+    "centre": lambda marks: "centre" in marks.cells or marks.arrow or marks.crossed,
+    "multi": lambda marks: any(len(digits) >= 2 for name, digits in marks.cells.items() if name != "centre"),
+}
+
+
 def match_cells(args: tuple[int, str, bool, str, str | None]) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
     """Render one match, read its pages back, label every point/off/centre cell cut: (kind, input, counts, marks).
 
@@ -100,16 +109,10 @@ def match_cells(args: tuple[int, str, bool, str, str | None]) -> list[tuple[str,
     match = play_match(seed, SelfPlayOptions(length=LENGTHS[seed % len(LENGTHS)], players=("Ann", "Kato")))
     if only is not None:
         # Only the boards that hold the rare cells, eight a page: a match has few of them, and a page
-        # costs the same to render and read however full. Centres: unplayable dice, a double's arrow.
-        # Multi: squares of two or more digits (a bear-off's off square, a doublet's landing point),
-        # which the reader gets wrong three to ten times as often as a single digit.
-        if only == "centre":
-            chosen = [b for b in encode_match(match) if "centre" in b.marks.cells or b.marks.arrow or b.marks.crossed]
-        elif only == "multi":
-            chosen = [b for b in encode_match(match)
-                      if any(len(digits) >= 2 for name, digits in b.marks.cells.items() if name != "centre")]
-        else:
+        # costs the same to render and read however full.
+        if only not in BOARD_SELECTIONS:
             raise ValueError(f"unknown board selection {only!r}")
+        chosen = [b for b in encode_match(match) if BOARD_SELECTIONS[only](b.marks)]
         header = header_fields(match)
         pages = [render_page(list(enumerate(chosen[k:k + BOARDS_PER_PAGE], 1)), page=k // BOARDS_PER_PAGE + 1,
                              header=header, template=template, seed=seed, degrade=Degrade(level), bank=bank)

@@ -112,7 +112,7 @@ class CellNetReport:
 # Seed ranges (all below 9000, the benchmarks' matches): whole matches, centre-only, many-digit
 # squares only, validation.
 FIT_SEEDS, FIT_CENTRE_SEEDS, FIT_MULTI_SEEDS, VAL_SEEDS, VAL_CENTRE_SEEDS = 0, 1000, 5000, 8000, 8100
-#: Centre-only seeds generated (and cached) together.
+#: Centre-only (and many-digit) seeds generated (and cached) together.
 CENTRE_CHUNK = 500
 #: Whole-match seeds generated (and cached) together (the default --matches is one chunk).
 FIT_CHUNK = 140
@@ -120,15 +120,13 @@ FIT_CHUNK = 140
 
 def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     """{"fit" | "val": {"point" | "centre": samples}}, generated or read from the cache."""
-    if FIT_SEEDS + options.matches > FIT_CENTRE_SEEDS:
-        raise InputError(f"at most {FIT_CENTRE_SEEDS - FIT_SEEDS} whole matches (seeds {FIT_SEEDS} up, "
-                         f"below the centre-only matches' {FIT_CENTRE_SEEDS})")
-    if FIT_CENTRE_SEEDS + options.centre_matches > FIT_MULTI_SEEDS:
-        raise InputError(f"at most {FIT_MULTI_SEEDS - FIT_CENTRE_SEEDS} centre matches (seeds {FIT_CENTRE_SEEDS} up, "
-                         f"below the many-digit matches' {FIT_MULTI_SEEDS})")
-    if FIT_MULTI_SEEDS + options.multi_matches > VAL_SEEDS:
-        raise InputError(f"at most {VAL_SEEDS - FIT_MULTI_SEEDS} many-digit matches (seeds {FIT_MULTI_SEEDS} up, "
-                         f"below the validation's {VAL_SEEDS})")
+    # Each kind of training match has its own seed range, ending where the next one begins.
+    ranges = (("whole", options.matches, FIT_SEEDS, "centre-only matches'", FIT_CENTRE_SEEDS),
+              ("centre", options.centre_matches, FIT_CENTRE_SEEDS, "many-digit matches'", FIT_MULTI_SEEDS),
+              ("many-digit", options.multi_matches, FIT_MULTI_SEEDS, "validation's", VAL_SEEDS))
+    for what, count, first, next_what, limit in ranges:
+        if first + count > limit:
+            raise InputError(f"at most {limit - first} {what} matches (seeds {first} up, below the {next_what} {limit})")
     # A cache file's name says which seeds it holds, so a cache made for other counts is never
     # read as this one: the default validation sets under the names they always had.
     val_normal, val_centre = "val_normal", "val_centre"
@@ -140,8 +138,8 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         val_normal: (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", None),
         val_centre: (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", "centre"),
     }
-    # Whole and centre-only matches in chunks, each cached on its own (the first under the name it
-    # always had), so that asking for more matches generates only the new ones.
+    # Whole, centre-only and many-digit matches in chunks, each cached on its own (the first under the
+    # name it always had), so that asking for more matches generates only the new ones.
     def chunked(base: str, first: int, count: int, size: int, only: str | None) -> list[str]:
         names = []
         for start in range(first, first + count, size):
