@@ -28,6 +28,7 @@ from digitise.notation.readings import (
     PageReading,
     Readings,
     certain_reading,
+    load_readings,
     paginate,
     readings_to_json,
 )
@@ -676,3 +677,23 @@ def test_a_name_read_with_a_colon_does_not_cost_the_match_its_file() -> None:
     result = solve(readings, length=match.length)
     assert result.match.players == ("Karl", "Me")
     assert "Karl : 0" in format_mat(result.match, fill_gaps=True)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_misread_that_only_a_far_board_exposes_is_flagged() -> None:
+    """Real reader output (tests/data/README.md): a "2" drawn like a "1" makes a legal, sure-looking 3-1.
+
+    The true 3-2 trails by ~4.4 nats; 28 boards later a board favours it, but only if its line survives
+    a poorly read board on the way, which it does when the runner-up also weighs every legal play there.
+    """
+    readings = load_readings(DATA / "heavy_bearoff_misread.readings.json")
+    result = solve(readings)
+    turn = next(t for t in _turns(result) if (t["page"], t["board"]) == (8, 3))
+    assert turn["dice"] == [3, 1] and turn["flagged"], turn
+    rivals = {(tuple(c["dice"] or ()), c["move"]): c["probability"] for c in turn["candidates"]}
+    assert rivals.get(((3, 2), "5/2 3/1"), 0.0) > 0.02, rivals
+    # The turns carried on from it are covered by its flag.
+    later = [t for t in _turns(result) if (8, 3) < (t["page"], t["board"]) <= (9, 2)]
+    assert later and all(t["flagged"] or t.get("follows") for t in later)

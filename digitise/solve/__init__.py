@@ -188,8 +188,10 @@ STRANGER_PAGE = -25.0
 STRANGER_REASON = "the page does not continue this match (a page from another match?): left out"
 #: Pages tried as strangers, at most, per match.
 STRANGER_TRIES = 2
-#: Boards after a suspect page that weigh whether it belongs to the match.
-STRANGER_WINDOW = 16
+#: Boards after a suspect page that weigh whether it belongs to the match: enough that a search
+#: which explains a stranger page passably (every legal play of the leaders' boards) still pays
+#: for the wrong position it leaves behind.
+STRANGER_WINDOW = 24
 
 
 def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: list[int], forced: dict[int, Forced],

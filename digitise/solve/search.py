@@ -59,8 +59,11 @@ POOR_FIT = -4.0
 LOOSE_FIT = -2.5
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
-#: How many of the best hypotheses weigh every legal play of the likely rolls.
-LEADERS = 1
+#: How many of the best hypotheses weigh every legal play of the likely rolls. Two, not one: a
+#: misread that leaves a legal play (a "2" drawn like a "1") puts the truth second, and on a board
+#: the marks do not spell cleanly a runner-up without the wider search explains it worse, falls
+#: out of the margin and never reaches the board that would have told the two apart.
+LEADERS = 2
 #: How many boards before a badly explained one are searched again with every roll.
 REPAIR_REACH = 8
 #: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
