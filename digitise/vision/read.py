@@ -61,8 +61,12 @@ PRESENCE_MIN_BLOB = 6
 PRESENCE_DOT_MM = 1.3
 #: A cut-out cell with less ink than this (mm^2) after line removal is empty.
 MIN_INK_MM2 = 0.25
-#: A page needs at least this many of its boards found.
+#: A page needs at least this many of its boards found ...
 MIN_BOARDS = 6
+#: ... or this many when three or four printed markers fix it: the markers place every board, the
+#: lines only confirm the form. A blurred phone photo at heavy damage showed 5 boards' lines and
+#: read right (7 of 8 boards as written) once let through.
+MIN_BOARDS_WITH_MARKERS = 3
 #: A page smaller than this (px per mm) cannot be read.
 MIN_PX_PER_MM = 4.0
 #: A match's own header fields (length, players, event...) are read from this many pages with a written
@@ -190,7 +194,8 @@ def locate(
     if outside:
         raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
                         page.source, where)
-    if len(chosen.boards) - len(missing) < MIN_BOARDS:
+    enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else MIN_BOARDS
+    if len(chosen.boards) - len(missing) < enough:
         raise PageError(
             f"no recording note found: only {len(chosen.boards) - len(missing)} of {len(chosen.boards)} boards show their lines",
             page.source, where,

@@ -192,3 +192,31 @@ def test_a_toner_speck_alone_in_a_square_is_not_writing(a4: Template) -> None:
     reader = RecordingReader()
     _, analysis = analyse_page(PageImage("copy.png", 1, image), a4, reader, header=False)
     assert {(c.board, c.name) for c in analysis.cells} == set(WRITTEN)
+
+
+def _wash_out_boards(image: np.ndarray, template: Template, boards: tuple[int, ...]) -> np.ndarray:
+    """The page with the printed lines of ``boards`` gone (a faded photocopy, a glare): white paint."""
+    out = image.copy()
+    s = image.shape[1] / template.page_mm[0]
+    for board in template.boards:
+        if board.index in boards:
+            r = board.rect.inset(-1.0)
+            cv2.rectangle(out, (int(r.x * s), int(r.y * s)), (int((r.x + r.w) * s), int((r.y + r.h) * s)), 255, -1)
+    return out
+
+
+def test_markers_place_a_page_whose_lines_mostly_faded(a4: Template) -> None:
+    """Four markers fix the page, so a few boards' lines confirm the form: five boards washed out, still read."""
+    sheet = make_sheet(a4, written={(1, "B7"): "6", (2, "W5"): "31"})
+    image = _wash_out_boards(sheet.image, a4, (4, 5, 6, 7, 8))
+    reading, analysis = analyse_page(PageImage("faded.png", 1, image), a4, RecordingReader(), header=False)
+    assert reading.header["method"]["value"] == "markers"
+    assert {(c.board, c.name) for c in analysis.cells} == {(1, "B7"), (2, "W5")}
+
+
+def test_without_markers_a_page_whose_lines_mostly_faded_is_refused(a4: Template) -> None:
+    """With no markers the lines are all there is to find the note by: too few boards, a clear error."""
+    sheet = make_sheet(a4, written={(1, "B7"): "6"}, markers=False, line_grey=0.3)
+    image = _wash_out_boards(sheet.image, a4, (3, 4, 5, 6, 7, 8))
+    with pytest.raises(PageError, match="no recording note found"):
+        analyse_page(PageImage("faded.png", 1, image), a4, RecordingReader(), header=False)
