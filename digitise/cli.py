@@ -71,6 +71,8 @@ def _players(value: str | None) -> tuple[str, str] | None:
         raise click.BadParameter('give two names: "BOTTOM,TOP"', param_hint="--players")
     from digitise.notation.mat import holds_name
 
+    if parts[0] == parts[1]:
+        raise click.BadParameter("the two players need different names", param_hint="--players")
     if not all(holds_name(p) for p in parts):
         raise click.BadParameter("a .mat file cannot hold a name with a colon or control characters",
                                  param_hint="--players")
@@ -82,7 +84,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="The .mat file to write.")
 @click.option("--report", type=click.Path(path_type=Path), help="The report JSON (for the review page).")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
-@click.option("--length", type=click.IntRange(0), help="Match length (else from the header).")
+@click.option("--length", type=click.IntRange(0, 64), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--template", help="Template name or JSON file (default: found from the page).")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order: as given, or by the page number written in the header.")
@@ -97,9 +99,15 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
     from digitise.pipeline import scan as run_scan
 
     options = ScanOptions(_players(players), length, template, order, corrections, force)
-    summary = run_scan(list(pages), output, report, options)
+    _tell(run_scan(list(pages), output, report, options))
+
+
+def _tell(summary: Any) -> None:
+    """The summary of a scan or solve, its problems on stderr, and its exit code."""
     for problem in summary.page_errors:
         click.echo(f"digitise: page skipped: {problem}", err=True)
+    for note in summary.notes:
+        click.echo(f"digitise: note: {note}", err=True)
     click.echo(f"{summary.output}: {summary.pages} pages, {summary.games} games, {summary.turns} turns, "
                f"{summary.flagged} flagged for review")
     if summary.flagged and summary.report:
@@ -145,6 +153,8 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
+        for problem in r.page_errors:
+            click.echo(f"digitise: page skipped: {problem}", err=True)
     raise SystemExit(int(summary.exit_code))
 
 
@@ -329,7 +339,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
               help="The .mat file to write.")
 @click.option("--report", type=click.Path(path_type=Path, dir_okay=False), help="The report JSON to write.")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
-@click.option("--length", type=click.IntRange(0), help="Match length (else from the header).")
+@click.option("--length", type=click.IntRange(0, 64), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--corrections", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Corrections saved by the review page, applied as hard constraints.")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
@@ -337,14 +347,10 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
                   corrections: Path | None, force: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
-    from digitise.solve import solve_file
+    from digitise.pipeline import ScanOptions, solve_readings
 
-    result = solve_file(readings, output, report, players=_players(players), length=length,
-                        corrections_path=corrections, overwrite=force)
-    summary = result.report["summary"]
-    click.echo(f"{output}: {summary['games']} games, {summary['turns']} turns, "
-               f"{summary['flagged']} flagged for review")
-    raise SystemExit(int(ExitCode.FLAGGED if summary["flagged"] else ExitCode.OK))
+    options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force)
+    _tell(solve_readings(readings, output, report, options))
 
 
 def main() -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from digitise.errors import OutputError
+from digitise.errors import InputError, OutputError
 
 
 def _umask() -> int:
@@ -23,6 +24,8 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     so a user's earlier result is never replaced without asking.
     """
     target = Path(path)
+    if target.is_dir():
+        raise OutputError("is a folder, not a file", target)
     if target.exists() and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
     data = content.encode("utf-8") if isinstance(content, str) else content
@@ -53,5 +56,52 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise OutputError(f"cannot write: {exc.strerror or exc}", target) from exc
+        raise OutputError(f"cannot write: {folder_problem(target) or exc.strerror or exc}", target) from exc
     return target
+
+
+def check_outputs(targets: Sequence[Path], overwrite: bool) -> None:
+    """Refuse, before any work, outputs that could not all be written: so none is left half done.
+
+    Two outputs under one name, a folder where a file is to go, an existing
+    file without ``overwrite``, a folder that is a file or cannot be written.
+    """
+    seen: dict[Path, Path] = {}
+    for target in targets:
+        key = target.resolve()
+        if key in seen:
+            raise InputError(f"named for two outputs (also {seen[key]}): give each its own name", target)
+        seen[key] = target
+        if target.is_dir():
+            raise OutputError("is a folder, not a file", target)
+        if target.exists() and not overwrite:
+            raise OutputError("exists already (use --force to replace it)", target)
+        problem = folder_problem(target)
+        if problem:
+            raise OutputError(f"cannot write: {problem}", target)
+
+
+def folder_problem(target: Path) -> str | None:
+    """Why ``target``'s folder cannot take it (its nearest existing ancestor is a file or read-only), if so."""
+    folder = target.parent if str(target.parent) else Path(".")
+    existing = next((f for f in (folder, *folder.parents) if f.exists()), None)
+    if existing is None:
+        return None
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
+
+
+def make_folder(path: str | Path) -> Path:
+    """``path`` as a folder (made with its parents if need be), or :class:`OutputError` saying why not."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = folder_problem(folder / "x") or exc.strerror or exc
+        raise OutputError(f"cannot make the folder: {why}", folder) from exc
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError("cannot write into the folder: not writable", folder)
+    return folder

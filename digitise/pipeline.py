@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
-from digitise.fileio import write_atomic
+from digitise.errors import DigitiseError, ExitCode, InputError
+from digitise.fileio import check_outputs, make_folder, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +54,24 @@ class ScanSummary:
     flagged: int
     #: Pages that could not be read: "file: page N: reason".
     page_errors: tuple[str, ...] = ()
+    #: Doubts about the whole match (a length or names made up, nothing recorded).
+    notes: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
         """FLAGGED when a person should look at the result, else OK."""
-        return ExitCode.FLAGGED if self.flagged or self.page_errors else ExitCode.OK
+        return ExitCode.FLAGGED if self.flagged or self.page_errors or self.notes else ExitCode.OK
+
+    @classmethod
+    def of(cls, output: Path, report: Path | None, pages: int, result: Any,
+           page_errors: tuple[str, ...] = ()) -> ScanSummary:
+        """The summary of a solved match (a :class:`~digitise.solve.SolveResult`)."""
+        summary = result.report["summary"]
+        return cls(output=str(output), report=str(report) if report else None, pages=pages,
+                   games=int(summary["games"]), turns=int(summary["turns"]),
+                   # Turns and boards set aside alike: what the review page will list.
+                   flagged=int(summary["flagged"]), page_errors=page_errors,
+                   notes=tuple(result.report.get("notes", ())))
 
 
 def natural_key(path: Path) -> list[object]:
@@ -95,9 +108,8 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if not pages:
         raise InputError("no pages given")
     _fewer_collections()
-    for target in (output, report):
-        if target is not None and target.exists() and not options.overwrite:
-            raise OutputError("exists already (use --force to replace it)", target)
+    readings_path = readings_beside(report) if report is not None else None
+    check_outputs([t for t in (output, report, readings_path) if t is not None], options.overwrite)
     outcome = read_pages(list(pages), template=options.template)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
@@ -116,12 +128,10 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     report_doc["length"] = options.length
     report_doc["sources"] = [str(Path(p).resolve()) for p in pages]
     report_doc["page_errors"] = list(page_errors)
-    readings_path = None
-    if report is not None:
+    if readings_path is not None:
         from digitise.notation.readings import readings_to_json
 
-        readings_path = report.with_name(report.name.removesuffix(".json") + ".readings.json")
-        write_atomic(readings_path, readings_to_json(readings), overwrite=True)
+        write_atomic(readings_path, readings_to_json(readings), overwrite=options.overwrite)
         report_doc["readings"] = readings_path.name
     try:
         text = format_mat(result.match, fill_gaps=True)
@@ -131,16 +141,39 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     write_atomic(output, text, overwrite=options.overwrite)
     if report is not None:
         write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
-    turns = [t for g in result.report.get("games", []) for t in g.get("turns", [])]
-    return ScanSummary(
-        output=str(output),
-        report=str(report) if report else None,
-        pages=len(readings.pages),
-        games=len(result.report.get("games", [])),
-        turns=len(turns),
-        flagged=sum(1 for t in turns if t.get("flagged")),
-        page_errors=page_errors,
-    )
+    return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
+
+
+def solve_readings(readings_path: Path, output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
+    """``digitise solve``: a readings file (from ``digitise read``) solved into the ``.mat`` (and report).
+
+    Corrections are checked as ``scan`` checks them: a file that does not fit
+    these readings is refused, naming the boards.
+    """
+    from digitise.notation.mat import format_mat
+    from digitise.notation.readings import load_readings
+    from digitise.review.apply import solve_with_corrections
+    from digitise.review.corrections import load_corrections
+    from digitise.solve import report_to_json
+
+    check_outputs([t for t in (output, report) if t is not None], options.overwrite)
+    readings = load_readings(readings_path)
+    corrections = load_corrections(options.corrections) if options.corrections else {}
+    result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
+                                    path=options.corrections)
+    try:
+        text = format_mat(result.match, fill_gaps=True)
+    except DigitiseError as exc:
+        raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc
+    write_atomic(output, text, overwrite=options.overwrite)
+    if report is not None:
+        write_atomic(report, report_to_json(result.report), overwrite=options.overwrite)
+    return ScanSummary.of(output, report, len(readings.pages), result)
+
+
+def readings_beside(report: Path) -> Path:
+    """Where the reader's output is kept next to a report (the review page re-solves from it)."""
+    return report.with_name(report.name.removesuffix(".json") + ".readings.json")
 
 
 def renumber_pages(readings: Any) -> Any:
@@ -197,32 +230,68 @@ class JobResult:
     page_errors: tuple[str, ...] = field(default=())
 
 
+#: Files ``batch`` writes itself: skipped when the output folder is the input folder.
+OUTPUT_SUFFIXES = (".mat", ".report.json", ".readings.json", ".corrections.json")
+
+
 def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobResult]]:
     """The matches in ``input_dir``: one per sub-folder of pages and one per PDF or TIFF file.
 
     A loose image at the top is a one-page match. Folders and files that hold
-    nothing readable come back as failed results, not exceptions.
+    nothing readable come back as failed results, not exceptions, and so do
+    inputs that would write the same outputs (``m1/`` and ``m1.pdf``). The
+    output folder, when it is inside the input, is not an input. Raises
+    :class:`InputError` when ``input_dir`` is no folder or holds nothing.
     """
     if not input_dir.is_dir():
         raise InputError("not a folder", input_dir)
-    jobs: list[Job] = []
+    try:
+        entries = sorted(input_dir.iterdir(), key=natural_key)
+    except OSError as exc:
+        raise InputError(f"cannot open the folder: {exc.strerror or exc}", input_dir) from exc
+    output = output_dir.resolve()
+    in_place = output == input_dir.resolve()
+    found: list[tuple[Path, Job]] = []
     failed: list[JobResult] = []
-    for entry in sorted(input_dir.iterdir(), key=natural_key):
-        if entry.name.startswith("."):
+    for entry in entries:
+        if entry.name.startswith(".") or entry.resolve() == output:
             continue
         if entry.is_dir():
-            pages = tuple(sorted((p for p in entry.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
-                                  and not p.name.startswith(".")), key=natural_key))
+            try:
+                if not os.access(entry, os.R_OK | os.X_OK):
+                    raise PermissionError(13, "Permission denied")
+                pages = tuple(sorted((p for p in entry.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
+                                      and not p.name.startswith(".")), key=natural_key))
+            except OSError as exc:
+                failed.append(JobResult(entry.name, "failed", 0, f"{entry}: cannot open the folder: "
+                                                                  f"{exc.strerror or exc}"))
+                continue
             if not pages:
                 failed.append(JobResult(entry.name, "failed", 0, f"{entry}: no image or PDF inside"))
                 continue
             name = entry.name
         elif entry.suffix.lower() in IMAGE_SUFFIXES:
             pages, name = (entry,), entry.stem
+        elif in_place and (entry.name == "summary.json" or entry.name.endswith(OUTPUT_SUFFIXES)):
+            continue  # this batch's own output, from an earlier run
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
             continue
-        jobs.append(Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json"))
+        found.append((entry, Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json")))
+    by_name: dict[str, list[Path]] = {}
+    for entry, job in found:
+        by_name.setdefault(job.name, []).append(entry)
+    jobs: list[Job] = []
+    for entry, job in found:
+        clash = by_name[job.name]
+        if len(clash) > 1:
+            others = ", ".join(str(e) for e in clash if e != entry)
+            failed.append(JobResult(entry.name, "failed", len(job.pages),
+                                    f"{entry}: {others} would also write {job.output.name}: rename one"))
+        else:
+            jobs.append(job)
+    if not jobs and not failed:
+        raise InputError("no match found: no sub-folder of pages, image or PDF in it", input_dir)
     return jobs, failed
 
 
@@ -301,15 +370,17 @@ def batch(
     """
     start = time.perf_counter()
     found, failed = find_jobs(input_dir, output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, JobResult] = {r.name: r for r in failed}
+    # Before any job: a folder that cannot take the outputs would fail every one of them.
+    make_folder(output_dir)
+    # Job names are unique (find_jobs fails clashing ones), so results can be keyed by them.
+    results: dict[str, JobResult] = {}
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
             results[job.name] = JobResult(job.name, "skipped", len(job.pages), "already converted (use --force)")
         else:
             todo.append(job)
-    for r in results.values():
+    for r in (*failed, *results.values()):
         if progress:
             progress(r)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
@@ -338,8 +409,7 @@ def batch(
                     results[job.name] = result
                     if progress:
                         progress(result)
-    names = [r.name for r in failed] + [j.name for j in found]
-    summary = BatchSummary(tuple(results[n] for n in names), time.perf_counter() - start)
+    summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start)
     # The summary is the batch's own log: each run replaces it on purpose.
     write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
     return summary

@@ -23,6 +23,8 @@ from digitise.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_MAT = ROOT / "samples" / "chen-dana.mat"
+#: Real reader output of a benchmark match (tests/data/README.md): a readings file to solve.
+READINGS = ROOT / "tests" / "data" / "heavy_bearoff_misread.readings.json"
 
 
 def run(*args: str | Path) -> Result:
@@ -244,3 +246,85 @@ def test_a_player_name_a_mat_cannot_hold_is_a_usage_error(tmp_path: Path) -> Non
     result = run("scan", tmp_path / "page.png", "-o", tmp_path / "out.mat", "--players", "Ann,Ka:to")
     assert result.exit_code == int(ExitCode.USAGE)
     assert "colon" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["scan", "{blank}", "-o", "{tmp}/x.json", "--report", "{tmp}/x.json"], ["x.json", "named for two outputs"]),
+        (["scan", "{blank}", "-o", "{tmp}/w.report.readings.json", "--report", "{tmp}/w.report.json"],
+         ["w.report.readings.json", "named for two outputs"]),
+        (["solve", "{readings}", "-o", "{tmp}/y.mat", "--report", "{tmp}/y.mat"], ["y.mat", "named for two outputs"]),
+    ],
+    ids=["scan-report", "scan-readings", "solve-report"],
+)
+def test_one_file_named_for_two_outputs_is_refused_before_any_is_written(
+        bad: dict[str, Path], tmp_path: Path, args: Sequence[str], needles: Sequence[str]) -> None:
+    filled = [a.format(tmp=tmp_path, blank=bad["blank.png"], readings=READINGS) for a in args]
+    assert_one_error(run(*filled), ExitCode.BAD_INPUT, *needles)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(bad)  # nothing written
+
+
+def test_the_readings_kept_beside_a_report_are_not_replaced_unasked(bad: dict[str, Path], tmp_path: Path) -> None:
+    kept = tmp_path / "m.report.readings.json"
+    kept.write_text("keep me\n")
+    result = run("scan", bad["blank.png"], "-o", tmp_path / "m.mat", "--report", tmp_path / "m.report.json")
+    assert_one_error(result, ExitCode.OUTPUT, "m.report.readings.json", "exists already")
+    assert kept.read_text() == "keep me\n" and not (tmp_path / "m.mat").exists()
+
+
+def test_an_output_under_a_file_names_the_file(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("solve", READINGS, "-o", bad["notes.txt"] / "out.mat")
+    assert_one_error(result, ExitCode.OUTPUT, "notes.txt is a file, not a folder")
+
+
+def test_solve_refuses_corrections_that_do_not_fit_as_scan_does(tmp_path: Path) -> None:
+    corrections = tmp_path / "c.json"
+    corrections.write_text(json.dumps({"1:9": "31: 8/5 6/5"}))
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", corrections)
+    assert_one_error(result, ExitCode.BAD_INPUT, "c.json")
+    assert not (tmp_path / "out.mat").exists()
+
+
+def test_a_match_length_gnubg_cannot_hold_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--length", "65")
+    assert result.exit_code == int(ExitCode.USAGE) and "--length" in result.stderr
+    assert not (tmp_path / "out.mat").exists()
+
+
+def test_a_length_and_names_read_nowhere_are_noted_and_flagged(tmp_path: Path) -> None:
+    readings = json.loads(READINGS.read_text())
+    for page in readings["pages"]:
+        page["header"] = {}
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(readings))
+    result = run("solve", bare, "-o", tmp_path / "out.mat")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert "note: match length: not given" in result.stderr and "note: player names: not given" in result.stderr
+    given = run("solve", bare, "-o", tmp_path / "given.mat", "--length", "5", "--players", "Ann,Bo")
+    assert "note:" not in given.stderr
+
+
+def test_a_geometry_file_that_is_not_text_is_bad_input(bad: dict[str, Path], tmp_path: Path) -> None:
+    result = run("template", "--paper", bad["blank.png"], "-o", tmp_path / "t.pdf")
+    assert_one_error(result, ExitCode.BAD_INPUT, "blank.png", "not UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        ({"games": [1, 2]}, "$.games[0]"),
+        ({"games": [{"turns": "x"}]}, "$.games[0].turns"),
+        ({"games": [{"turns": [{"page": "1", "board": 1}]}]}, "$.games[0].turns[0].page"),
+        ({"games": [], "sources": 5}, "$.sources"),
+        ({"games": [], "length": -5}, "$.length"),
+        ({"games": [], "players": ["Ann", "Ka:to"]}, "$.players"),
+    ],
+    ids=["game", "turns", "page", "sources", "length", "players"],
+)
+def test_review_refuses_a_malformed_report_at_once(tmp_path: Path, doc: dict[str, object], where: str) -> None:
+    """Not a server that answers every request with a traceback: one line, the JSON path, exit 3."""
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(doc))
+    result = run("review", report, "--no-browser", "--port", "0")
+    assert_one_error(result, ExitCode.BAD_INPUT, "r.json", where, "not a digitise report")

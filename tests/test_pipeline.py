@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from digitise.errors import ExitCode, InputError, PageError
+from digitise.errors import ExitCode, InputError, OutputError, PageError
 from digitise.fileio import write_atomic
 from digitise.pipeline import Job, JobResult, ScanOptions, batch, find_jobs
 
@@ -114,3 +114,39 @@ def test_scanning_collects_the_youngest_generation_less_often() -> None:
         assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*old)
+
+
+def test_inputs_that_would_write_the_same_match_are_failed_not_lost(tmp_path: Path) -> None:
+    """m1/, m1.png and m1.pdf all make m1.mat: none is converted over another, each says why."""
+    scans = _tree(tmp_path)
+    (scans / "m1.png").write_bytes(b"x")
+    (scans / "m1.pdf").write_bytes(b"%PDF")
+    summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner)
+    status = {r.name: r.status for r in summary.results}
+    assert status["m1"] == status["m1.png"] == status["m1.pdf"] == "failed"
+    assert status["single"] == "done" and not (tmp_path / "out" / "m1.mat").exists()
+    reason = next(r.reason for r in summary.results if r.name == "m1.png")
+    assert "m1.png:" in reason and "would also write m1.mat" in reason
+    assert len(json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]) == len(summary.results)
+
+
+def test_an_output_folder_inside_the_input_is_not_read_as_matches(tmp_path: Path) -> None:
+    scans = _tree(tmp_path)
+    for out in (scans / "converted", scans):
+        first = batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+        again = batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+        # The second run finds what the first found, its own .mat and summary.json left alone.
+        assert [r.name for r in again.results] == [r.name for r in first.results], out
+        assert {r.name: r.status for r in again.results}["m1"] == "skipped"
+
+
+def test_an_empty_input_folder_is_an_error_not_a_silent_success(tmp_path: Path) -> None:
+    (tmp_path / "scans").mkdir()
+    with pytest.raises(InputError, match="no match found"):
+        batch(tmp_path / "scans", tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner)
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OutputError, match="afile is a file"):
+        batch(_tree(tmp_path), tmp_path / "afile" / "out", ScanOptions(), jobs=1, runner=_fake_runner)

@@ -241,6 +241,7 @@ class ReviewSession:
             raise InputError(f"not a JSON report: {exc}", path) from exc
         if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
             raise InputError('not a digitise report (no "games" list)', path, "$.games")
+        _check_report(doc, path)
         return doc
 
     def _find_readings(self, given: str | Path | None) -> Path | None:
@@ -632,3 +633,46 @@ def save_learning_crops(
     }
     write_atomic(learn_dir / "boards" / f"{stem}.json", json.dumps(labels, indent=1) + "\n", overwrite=True)
     return saved
+
+
+def _check_report(doc: dict[str, Any], path: Path) -> None:
+    """Refuse, with the JSON path, a report whose parts the page relies on have the wrong shape."""
+
+    def bad(where: str, what: str) -> InputError:
+        return InputError(f"not a digitise report: {what}", path, where)
+
+    for g, game in enumerate(doc["games"]):
+        if not isinstance(game, dict):
+            raise bad(f"$.games[{g}]", "a game is not an object")
+        turns = game.get("turns", [])
+        if not isinstance(turns, list):
+            raise bad(f"$.games[{g}].turns", "not a list")
+        for t, turn in enumerate(turns):
+            where = f"$.games[{g}].turns[{t}]"
+            if not isinstance(turn, dict):
+                raise bad(where, "a turn is not an object")
+            for key in ("page", "board"):
+                if isinstance(turn.get(key), bool) or not isinstance(turn.get(key), int):
+                    raise bad(f"{where}.{key}", "not a whole number")
+            if not isinstance(turn.get("candidates") or [], list):
+                raise bad(f"{where}.candidates", "not a list")
+    for key in ("skipped", "sources", "page_errors", "notes"):
+        if not isinstance(doc.get(key) or [], list):
+            raise bad(f"$.{key}", "not a list")
+    if any(not isinstance(s, str) for s in doc.get("sources") or []):
+        raise bad("$.sources", "a source is not a file name")
+    if any(not isinstance(s, dict) for s in doc.get("skipped") or []):
+        raise bad("$.skipped", "an entry is not an object")
+    length = doc.get("length")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= 64):
+        raise bad("$.length", "not a match length (0-64)")
+    players = doc.get("players")
+    if players is not None and not (isinstance(players, list) and len(players) == 2
+                                    and all(isinstance(n, str) and n for n in players)):
+        raise bad("$.players", 'not two names ["BOTTOM", "TOP"]')
+    from digitise.notation.mat import holds_name
+
+    if players is not None and not all(holds_name(n) for n in players):
+        raise bad("$.players", "a .mat file cannot hold a name with a colon or control characters")
+    if not isinstance(doc.get("summary") or {}, dict):
+        raise bad("$.summary", "not an object")

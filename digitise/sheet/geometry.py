@@ -420,6 +420,8 @@ def load_template(name_or_path: str | Path = "a4") -> Template:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TemplateError(f"cannot read: {exc.strerror or exc}", path) from exc
+    except UnicodeDecodeError as exc:
+        raise TemplateError("not a geometry JSON (not UTF-8 text)", path) from exc
     try:
         document = json.loads(raw)
     except json.JSONDecodeError as exc:

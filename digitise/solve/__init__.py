@@ -82,8 +82,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import OutputError, ReadingsError
-from digitise.fileio import write_atomic
+from digitise.errors import ReadingsError
+from digitise.fileio import check_outputs, write_atomic
 from digitise.game.match import MatchState
 from digitise.game.position import BAR, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
@@ -153,10 +153,15 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             evidence.append(BoardEvidence(board))
             sheets.append(page_number)
     header = _header(readings)
+    notes: list[str] = []
     if length is None:
         length = header.get("length", 0)
+        if "length" not in header:
+            notes.append(LENGTH_UNKNOWN)
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
+        if "players" not in header:
+            notes.append(PLAYERS_UNKNOWN)
     forced: dict[int, Forced] = {}
     for key, text in (corrections or {}).items():
         spec = parse_correction(text, where=f"{key[0]}:{key[1]}")
@@ -165,7 +170,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
                 forced[i] = spec
     if not evidence:
         match = MatchRecord(length, players, ())
-        return SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)})
+        return _noted(SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)}), notes)
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
@@ -180,6 +185,21 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
                 for i in sorted(left_out) if evidence[i].listed],
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+    return _noted(result, notes)
+
+
+#: What the report says, and the CLI prints, when the match's length or names had to be made up.
+LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited): give --length"
+PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
+                   f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}: give --players")
+NO_TURNS = "no move was found on these pages: is anything recorded on them?"
+
+
+def _noted(result: SolveResult, notes: list[str]) -> SolveResult:
+    """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report."""
+    if not result.report["summary"]["turns"]:
+        notes = [*notes, NO_TURNS]
+    result.report["notes"] = notes
     return result
 
 
@@ -304,7 +324,7 @@ def _header(readings: Readings) -> dict[str, Any]:
             if key in header:
                 value = header[key]
                 if isinstance(value, dict):
-                    return value.get("value"), float(value.get("confidence", 1.0))
+                    return value.get("value"), _weight(value.get("confidence", 1.0))
                 return value, 1.0
         return None, 0.0
 
@@ -334,6 +354,14 @@ def _header(readings: Readings) -> dict[str, Any]:
             # Highest total confidence; ties broken by value so the choice is deterministic.
             found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
     return found
+
+
+def _weight(confidence: object) -> float:
+    """A header field's confidence as a vote's weight: what is not a number in [0, 1] weighs nothing."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        return 0.0
+    value = float(confidence)
+    return value if 0.0 <= value <= 1.0 else 0.0
 
 
 _MOVE = re.compile(r"^(?:(bottom|top)\s+)?([1-6])([1-6])\s*:\s*(.*)$", re.IGNORECASE)
@@ -681,9 +709,7 @@ def solve_file(readings_path: str | Path, output: str | Path, report_path: str |
                players: tuple[str, str] | None = None, length: int | None = None,
                corrections_path: str | Path | None = None, overwrite: bool = False) -> SolveResult:
     """``digitise solve``: read a readings file, solve it, write the ``.mat`` (and the report) atomically."""
-    for target in (output, report_path):
-        if target is not None and Path(target).exists() and not overwrite:
-            raise OutputError("exists already (use --force to replace it)", target)
+    check_outputs([Path(t) for t in (output, report_path) if t is not None], overwrite)
     readings = load_readings(readings_path)
     corrections = load_corrections(corrections_path) if corrections_path is not None else None
     result = solve(readings, players=players, length=length, corrections=corrections)

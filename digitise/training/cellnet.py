@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from digitise.errors import InputError, MissingDependencyError
-from digitise.fileio import write_atomic
+from digitise.errors import InputError, MissingDependencyError, OutputError
+from digitise.fileio import make_folder, write_atomic
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.vision.cellnet import (
@@ -404,11 +404,11 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
     for path in targets.values():
         for p in (path, path.with_suffix(".json")):
             if p.exists() and not options.overwrite:
-                raise InputError("exists already (use --force to replace it)", p)
+                raise OutputError("exists already (use --force to replace it)", p)
     torch.set_num_threads(max(1, min(options.threads, 2)))
     data = _samples(options)
     figures: dict[str, Any] = {}
-    options.output.mkdir(parents=True, exist_ok=True)
+    make_folder(options.output)
     for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
         if kind not in targets:
             continue

@@ -25,8 +25,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from digitise.errors import InputError, MissingDependencyError
-from digitise.fileio import write_atomic
+from digitise.errors import InputError, MissingDependencyError, OutputError
+from digitise.fileio import make_folder, write_atomic
 from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 from digitise.training.calibration import expected_calibration_error, fit_temperature, reliability, softmax
 from digitise.training.cells import label_segments, random_cell
@@ -247,7 +247,7 @@ def train_classifier(options: TrainOptions) -> TrainReport:
     meta_path = options.output / f"{MODEL_NAME}.json"
     for path in (model_path, meta_path):
         if path.exists() and not options.overwrite:
-            raise InputError("exists already (use --force to replace it)", path)
+            raise OutputError("exists already (use --force to replace it)", path)
     torch.manual_seed(options.seed)
     np.random.seed(options.seed)
 
@@ -297,7 +297,7 @@ def train_classifier(options: TrainOptions) -> TrainReport:
         },
     }
 
-    options.output.mkdir(parents=True, exist_ok=True)
+    make_folder(options.output)
     exported = _Calibrated.wrap(torch, model, temperature)
     tmp = options.output / f".{MODEL_NAME}.onnx.tmp"
     torch.onnx.export(

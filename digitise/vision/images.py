@@ -9,10 +9,12 @@ the reason; one unreadable frame of a multi-page file is reported as a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import struct
 import sys
+import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -350,9 +352,12 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
     from PIL import Image, ImageSequence, UnidentifiedImageError
 
     try:
-        container = Image.open(io.BytesIO(data))
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise InputError(f"cannot open the TIFF: {exc}", path) from exc
+        with _quiet():
+            container = Image.open(io.BytesIO(data))
+    except UnidentifiedImageError as exc:
+        raise InputError("cannot open the TIFF (truncated or damaged file)", path) from exc
+    except (OSError, ValueError, TypeError, SyntaxError) as exc:
+        raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
     produced = 0
     with container:
         frames = ImageSequence.Iterator(container)
@@ -360,19 +365,24 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         while True:
             number += 1
             try:
-                frame = next(frames)
+                with _quiet():
+                    frame = next(frames)
             except StopIteration:
                 break
-            except (OSError, ValueError, EOFError) as exc:
-                yield PageError(f"cannot decode this page: {exc}", path, f"page {number}")
+            # Pillow's TIFF reader raises what a damaged tag makes it raise (TypeError: "Missing dimensions").
+            except (OSError, ValueError, EOFError, TypeError, SyntaxError, KeyError, IndexError) as exc:
+                yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
+                                f"page {number}")
                 break
             try:
-                frame.load()
+                with _quiet():
+                    frame.load()
                 dpi_info = frame.info.get("dpi")
                 converted = frame.convert("L") if frame.mode in ("1", "L", "I;16", "I", "F", "LA", "P") else frame.convert("RGB")
                 array = np.asarray(converted)
-            except (OSError, ValueError, SyntaxError) as exc:
-                yield PageError(f"cannot decode this page: {exc}", path, f"page {number}")
+            except (OSError, ValueError, SyntaxError, TypeError, KeyError, IndexError) as exc:
+                yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
+                                f"page {number}")
                 produced += 1
                 continue
             if array.ndim == 3:
@@ -385,6 +395,14 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
             yield page
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Pillow's warnings silenced: a damaged file makes it warn ("Corrupt EXIF data") on top of our error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def pdf_render_scale(width_pt: float, height_pt: float) -> float:

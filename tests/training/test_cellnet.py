@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from digitise.errors import InputError
+from digitise.errors import InputError, OutputError
 from digitise.training.celldata import CellSamples
 from digitise.training.cellnet import (
     COUNTS,
@@ -72,7 +72,7 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
         p = net.predict(np.zeros((3, *shape), np.float32))
         assert p.shape == (3, OUTPUTS)
         assert p[:, :HEADS * COUNTS].reshape(3, HEADS, COUNTS).sum(axis=2) == pytest.approx(1.0, abs=1e-5)
-    with pytest.raises(Exception, match="exists already"):
+    with pytest.raises(OutputError, match="exists already"):
         train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))
 
 

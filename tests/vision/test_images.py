@@ -277,3 +277,22 @@ def test_darkest_channel_and_histogram_match_numpy() -> None:
     for image in (grey, grey[::2, ::3], grey[:0]):
         counts = images.histogram(image)
         assert counts.dtype == np.int64 and np.array_equal(counts, np.bincount(image.ravel(), minlength=256))
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.7])
+def test_a_truncated_multi_page_tiff_is_a_bad_page_or_file_never_a_crash(tmp_path: Path, keep: float) -> None:
+    """Pillow raises TypeError ("Missing dimensions") on a cut tag: that is damage, reported as such."""
+    rng = np.random.default_rng(3)
+    frames = [Image.fromarray((rng.random((400, 600)) * 255).astype(np.uint8)) for _ in range(3)]
+    whole = io.BytesIO()
+    frames[0].save(whole, format="TIFF", save_all=True, append_images=frames[1:], compression="tiff_deflate")
+    data = whole.getvalue()
+    target = tmp_path / "cut.tif"
+    target.write_bytes(data[: int(len(data) * keep)])
+    try:
+        pages = load_pages(target)
+    except InputError as exc:
+        assert "cut.tif" in exc.message and "truncated or damaged" in exc.message
+        return
+    assert pages and isinstance(pages[-1], PageError)
+    assert "truncated or damaged" in pages[-1].message and "cut.tif" in pages[-1].message
