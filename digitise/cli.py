@@ -155,6 +155,8 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
             click.echo(f"digitise: failed: {r.reason}", err=True)
         for problem in r.page_errors:
             click.echo(f"digitise: page skipped: {problem}", err=True)
+        for note in r.notes:
+            click.echo(f"digitise: note: {r.name}: {note}", err=True)
     raise SystemExit(int(summary.exit_code))
 
 
@@ -288,13 +290,12 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
     """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
-    from digitise.errors import InputError, OutputError
-    from digitise.fileio import write_atomic
+    from digitise.errors import InputError
+    from digitise.fileio import check_outputs, write_atomic
     from digitise.notation.readings import readings_to_json
     from digitise.vision.read import read_pages
 
-    if output.exists() and not force:
-        raise OutputError("exists already (use --force to replace it)", output)
+    check_outputs([output], force, inputs=pages)
     outcome = read_pages(list(pages), template, header=not no_header, debug_dir=debug_dir, overwrite=force)
     if not outcome.readings.pages:
         # Nothing to write: the first problem is the error (one line, naming the file).

@@ -60,15 +60,20 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     return target
 
 
-def check_outputs(targets: Sequence[Path], overwrite: bool) -> None:
+def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Path] = ()) -> None:
     """Refuse, before any work, outputs that could not all be written: so none is left half done.
 
-    Two outputs under one name, a folder where a file is to go, an existing
-    file without ``overwrite``, a folder that is a file or cannot be written.
+    Two outputs under one name, an output that is one of the command's
+    ``inputs`` (even with ``overwrite``), a folder where a file is to go, an
+    existing file without ``overwrite``, a folder that is a file or cannot be
+    written.
     """
+    read_from = {Path(p).resolve() for p in inputs}
     seen: dict[Path, Path] = {}
     for target in targets:
         key = target.resolve()
+        if key in read_from:
+            raise InputError("is also an input of this command: give the output another name", target)
         if key in seen:
             raise InputError(f"named for two outputs (also {seen[key]}): give each its own name", target)
         seen[key] = target

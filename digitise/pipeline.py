@@ -109,7 +109,8 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         raise InputError("no pages given")
     _fewer_collections()
     readings_path = readings_beside(report) if report is not None else None
-    check_outputs([t for t in (output, report, readings_path) if t is not None], options.overwrite)
+    check_outputs([t for t in (output, report, readings_path) if t is not None], options.overwrite,
+                  inputs=[*pages, *([options.corrections] if options.corrections else [])])
     outcome = read_pages(list(pages), template=options.template)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
@@ -156,7 +157,8 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     from digitise.review.corrections import load_corrections
     from digitise.solve import report_to_json
 
-    check_outputs([t for t in (output, report) if t is not None], options.overwrite)
+    check_outputs([t for t in (output, report) if t is not None], options.overwrite,
+                  inputs=[readings_path, *([options.corrections] if options.corrections else [])])
     readings = load_readings(readings_path)
     corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -167,7 +169,12 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
         raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc
     write_atomic(output, text, overwrite=options.overwrite)
     if report is not None:
-        write_atomic(report, report_to_json(result.report), overwrite=options.overwrite)
+        report_doc = dict(result.report)
+        # What the review page needs to solve again and export, as scan's report has it.
+        report_doc["players"] = list(options.players) if options.players else None
+        report_doc["length"] = options.length
+        report_doc["readings"] = os.path.relpath(readings_path.resolve(), report.parent.resolve())
+        write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
     return ScanSummary.of(output, report, len(readings.pages), result)
 
 
@@ -228,6 +235,8 @@ class JobResult:
     flagged: int = 0
     seconds: float = 0.0
     page_errors: tuple[str, ...] = field(default=())
+    #: Doubts about the whole match (see :attr:`ScanSummary.notes`).
+    notes: tuple[str, ...] = field(default=())
 
 
 #: Files ``batch`` writes itself: skipped when the output folder is the input folder.
@@ -254,7 +263,13 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     found: list[tuple[Path, Job]] = []
     failed: list[JobResult] = []
     for entry in entries:
-        if entry.name.startswith(".") or entry.resolve() == output:
+        if entry.name.startswith("."):
+            continue
+        if entry.resolve() == output:
+            # The output folder inside the input is not a match, unless pages were put there too.
+            if any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in entry.rglob("*")):
+                failed.append(JobResult(entry.name, "failed", 0,
+                                        f"{entry}: holds pages but is also the output folder: give another -o"))
             continue
         if entry.is_dir():
             try:
@@ -308,9 +323,9 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
         log.debug("job %s crashed", job.name, exc_info=True)
         return JobResult(job.name, "failed", len(job.pages), f"{job.name}: internal error: {type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start)
-    status = "flagged" if summary.flagged or summary.page_errors else "done"
+    status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
     return JobResult(job.name, status, len(job.pages), turns=summary.turns, flagged=summary.flagged,
-                     seconds=time.perf_counter() - start, page_errors=summary.page_errors)
+                     seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes)
 
 
 def _init_worker() -> None:

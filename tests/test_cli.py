@@ -328,3 +328,45 @@ def test_review_refuses_a_malformed_report_at_once(tmp_path: Path, doc: dict[str
     report.write_text(json.dumps(doc))
     result = run("review", report, "--no-browser", "--port", "0")
     assert_one_error(result, ExitCode.BAD_INPUT, "r.json", where, "not a digitise report")
+
+
+def test_an_output_that_is_an_input_is_refused_even_with_force(tmp_path: Path) -> None:
+    page = tmp_path / "p.jpg"
+    page.write_bytes((ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg").read_bytes())
+    readings = tmp_path / "g.json"
+    readings.write_bytes(READINGS.read_bytes())
+    for args in (["scan", page, "-o", page, "--force"], ["scan", page, "-o", tmp_path / "q.mat", "--report", page,
+                                                         "--force"],
+                 ["read", page, "-o", page, "--force"], ["solve", readings, "-o", readings, "--force"]):
+        before = Path(args[1]).read_bytes()
+        assert_one_error(run(*args), ExitCode.BAD_INPUT, "is also an input")
+        assert Path(args[1]).read_bytes() == before
+    assert not (tmp_path / "q.mat").exists()
+
+
+def test_corrections_nested_too_deeply_are_bad_input(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", deep)
+    assert_one_error(result, ExitCode.BAD_INPUT, "deep.json", "nested too deeply")
+
+
+def test_batch_flags_a_match_with_a_note_and_says_it(tmp_path: Path) -> None:
+    """A blank note (nothing recorded) is not "done": the batch flags it and prints the note."""
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "blank.pdf").write_bytes((ROOT / "samples" / "blank-a4.pdf").read_bytes())
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert "note: blank: no move was found" in result.stderr
+    doc = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert doc["jobs"][0]["status"] == "flagged" and any("no move" in n for n in doc["jobs"][0]["notes"])
+
+
+def test_a_solve_report_names_its_readings_for_the_review_page(tmp_path: Path) -> None:
+    from digitise.review.session import ReviewSession
+
+    result = run("solve", READINGS, "-o", tmp_path / "m.mat", "--report", tmp_path / "m.report.json")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    session = ReviewSession(tmp_path / "m.report.json")
+    assert session.export_mat() == (tmp_path / "m.mat").read_text()

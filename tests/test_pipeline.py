@@ -150,3 +150,10 @@ def test_an_output_folder_that_cannot_be_made_is_one_clear_error(tmp_path: Path)
     (tmp_path / "afile").write_text("x")
     with pytest.raises(OutputError, match="afile is a file"):
         batch(_tree(tmp_path), tmp_path / "afile" / "out", ScanOptions(), jobs=1, runner=_fake_runner)
+
+
+def test_an_output_folder_that_holds_pages_is_failed_not_dropped(tmp_path: Path) -> None:
+    scans = _tree(tmp_path)
+    summary = batch(scans, scans / "m1", ScanOptions(), jobs=1, runner=_fake_runner)
+    m1 = next(r for r in summary.results if r.name == "m1")
+    assert m1.status == "failed" and "also the output folder" in m1.reason

@@ -188,6 +188,8 @@ def load_corrections(path: str | Path) -> Corrections:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", source, f"line {exc.lineno}") from exc
+    except RecursionError as exc:
+        raise InputError("not a corrections file: nested too deeply", source) from exc
     return corrections_from_json(doc, source)
 
 

@@ -149,6 +149,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
             return json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
+        except RecursionError:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "the body is nested too deeply") from None
 
     def _guarded(self, route: Any) -> None:
         try:

@@ -239,6 +239,8 @@ class ReviewSession:
             raise InputError(f"cannot read: {exc.strerror or exc}", path) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"not a JSON report: {exc}", path) from exc
+        except RecursionError as exc:
+            raise InputError("not a digitise report: nested too deeply", path) from exc
         if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
             raise InputError('not a digitise report (no "games" list)', path, "$.games")
         _check_report(doc, path)

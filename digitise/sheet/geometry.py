@@ -426,4 +426,6 @@ def load_template(name_or_path: str | Path = "a4") -> Template:
         document = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise TemplateError(f"not JSON: {exc.msg}", path, where=f"line {exc.lineno}") from exc
+    except RecursionError as exc:
+        raise TemplateError("not a geometry JSON: nested too deeply", path) from exc
     return parse_template(document, path)

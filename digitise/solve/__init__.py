@@ -455,6 +455,8 @@ def load_corrections(path: str | Path) -> dict[tuple[int, int], str]:
         raise ReadingsError(f"cannot read corrections: {exc}", path) from exc
     except json.JSONDecodeError as exc:
         raise ReadingsError(f"not JSON: {exc.msg}", path, f"line {exc.lineno}") from exc
+    except RecursionError as exc:
+        raise ReadingsError("not a corrections file: nested too deeply", path) from exc
     if isinstance(doc, dict) and isinstance(doc.get("corrections"), dict):
         doc = doc["corrections"]
     if not isinstance(doc, dict):
@@ -709,7 +711,8 @@ def solve_file(readings_path: str | Path, output: str | Path, report_path: str |
                players: tuple[str, str] | None = None, length: int | None = None,
                corrections_path: str | Path | None = None, overwrite: bool = False) -> SolveResult:
     """``digitise solve``: read a readings file, solve it, write the ``.mat`` (and the report) atomically."""
-    check_outputs([Path(t) for t in (output, report_path) if t is not None], overwrite)
+    check_outputs([Path(t) for t in (output, report_path) if t is not None], overwrite,
+                  inputs=[Path(p) for p in (readings_path, corrections_path) if p is not None])
     readings = load_readings(readings_path)
     corrections = load_corrections(corrections_path) if corrections_path is not None else None
     result = solve(readings, players=players, length=length, corrections=corrections)

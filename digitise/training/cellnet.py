@@ -405,10 +405,10 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         for p in (path, path.with_suffix(".json")):
             if p.exists() and not options.overwrite:
                 raise OutputError("exists already (use --force to replace it)", p)
+    make_folder(options.output)  # before the hours of training, not after
     torch.set_num_threads(max(1, min(options.threads, 2)))
     data = _samples(options)
     figures: dict[str, Any] = {}
-    make_folder(options.output)
     for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
         if kind not in targets:
             continue

@@ -248,6 +248,7 @@ def train_classifier(options: TrainOptions) -> TrainReport:
     for path in (model_path, meta_path):
         if path.exists() and not options.overwrite:
             raise OutputError("exists already (use --force to replace it)", path)
+    make_folder(options.output)  # before training, not after
     torch.manual_seed(options.seed)
     np.random.seed(options.seed)
 
@@ -297,7 +298,6 @@ def train_classifier(options: TrainOptions) -> TrainReport:
         },
     }
 
-    make_folder(options.output)
     exported = _Calibrated.wrap(torch, model, temperature)
     tmp = options.output / f".{MODEL_NAME}.onnx.tmp"
     torch.onnx.export(

@@ -171,6 +171,7 @@ def test_illegal_move_gets_a_clear_message(review_server: ReviewServer, sample_r
         (b'{"page": 1, "board": 2, "action": "double", "evil": 1}', 400, "unknown key"),
         (b'{"page": 5, "board": 2, "action": "double"}', 409, "not in the readings"),
         (b'\xff\xfe', 400, "not JSON"),
+        (b"[" * 8000 + b"]" * 8000, 400, "nested too deeply"),
     ],
 )
 def test_malformed_corrections_are_4xx_with_a_message(
