@@ -385,6 +385,10 @@ def batch(
     """
     start = time.perf_counter()
     found, failed = find_jobs(input_dir, output_dir)
+    if options.template is not None:
+        from digitise.vision.read import resolve_templates
+
+        resolve_templates(options.template)  # a bad --template is one error, not one per match
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
     # Job names are unique (find_jobs fails clashing ones), so results can be keyed by them.

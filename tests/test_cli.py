@@ -370,3 +370,15 @@ def test_a_solve_report_names_its_readings_for_the_review_page(tmp_path: Path) -
     assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
     session = ReviewSession(tmp_path / "m.report.json")
     assert session.export_mat() == (tmp_path / "m.mat").read_text()
+
+
+def test_one_name_read_for_both_players_is_a_placeholder_and_a_note(tmp_path: Path) -> None:
+    readings = json.loads(READINGS.read_text())
+    for page in readings["pages"]:
+        if "player_bottom" in page["header"]:  # later pages' headers name nobody
+            page["header"]["player_top"] = dict(page["header"]["player_bottom"])
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(readings))
+    result = run("solve", same, "-o", tmp_path / "out.mat")
+    assert "note: player names: not given" in result.stderr
+    assert "Bottom : 0" in (tmp_path / "out.mat").read_text()

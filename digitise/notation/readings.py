@@ -234,6 +234,11 @@ class _Checker:
         if not isinstance(boards, list):
             raise self.fail(f"{where}.boards", "boards must be a list")
         parsed = tuple(self.board(b, f"{where}.boards[{i}]") for i, b in enumerate(boards))
+        seen: set[int] = set()
+        for i, board in enumerate(parsed):
+            if board.index in seen:
+                raise self.fail(f"{where}.boards[{i}].index", f"board {board.index} is on this page twice")
+            seen.add(board.index)
         return PageReading(source, number, parsed, header)
 
     def readings(self, value: Any) -> Readings:

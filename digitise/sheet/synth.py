@@ -42,6 +42,7 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError, OutputError
+from digitise.fileio import folder_problem
 from digitise.game.record import MatchRecord
 from digitise.notation.encode import EncodedBoard, encode_match
 from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
@@ -389,7 +390,7 @@ def write_synth(
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
     except OSError as exc:
-        raise OutputError(f"cannot write: {exc.strerror or exc}", target) from exc
+        raise OutputError(f"cannot write: {folder_problem(target) or exc.strerror or exc}", target) from exc
     try:
         written: list[Path] = []
         if fmt == "pdf":

@@ -330,7 +330,8 @@ def _header(readings: Readings) -> dict[str, Any]:
 
     def vote_players(bottom: str, top: str, conf: float) -> None:
         pair = (writable_name(bottom), writable_name(top))
-        if all(pair):
+        # One name read twice is a misread header, not a match: placeholders and a note say so.
+        if all(pair) and pair[0] != pair[1]:
             votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
 
     for page in readings.pages:

@@ -59,7 +59,7 @@ def test_paginate_lays_out_eight_boards_a_page() -> None:
 
 
 def _doc(**board: object) -> str:
-    base: dict[str, object] = {"index": 1, "cells": {}}
+    base: dict[str, object] = {"index": 2, "cells": {}}
     base.update(board)
     return json.dumps({"pages": [{"source": "s", "page": 1, "header": {}, "boards": [{"index": 1}, base]}]})
 
@@ -73,6 +73,7 @@ def _doc(**board: object) -> str:
     (_doc(cells={"B7": [[[6], 0.7], [[5], 0.7]]}), "$.pages[0].boards[1].cells.B7", "more than 1"),
     (_doc(cells={"B7": [[6, 0.7]]}), "$.pages[0].boards[1].cells.B7[0][0]", "digits must be a list"),
     (_doc(index=9), "$.pages[0].boards[1].index", "1..8"),
+    (_doc(index=1), "$.pages[0].boards[1].index", "on this page twice"),
     (_doc(arrow=-0.1), "$.pages[0].boards[1].arrow", "within [0, 1]"),
     (_doc(crossed="yes"), "$.pages[0].boards[1].crossed", "must be a number"),
     (_doc(colour=1), "$.pages[0].boards[1]", "unknown key"),
