@@ -13,12 +13,15 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from digitise import __version__
 from digitise.errors import DigitiseError, ExitCode
+
+if TYPE_CHECKING:
+    from digitise.pipeline import ScanSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,7 +105,7 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
     _tell(run_scan(list(pages), output, report, options))
 
 
-def _tell(summary: Any) -> None:
+def _tell(summary: ScanSummary) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
     for problem in summary.page_errors:
         click.echo(f"digitise: page skipped: {problem}", err=True)
@@ -120,9 +123,12 @@ def _tell(summary: Any) -> None:
 @click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False))
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
 @click.option("--template", help="Template name or JSON file.")
+@click.option("--length", type=click.IntRange(0, 64),
+              help="Match length of every match, 0 for unlimited (else from each match's headers).")
 @click.option("--force", is_flag=True, help="Convert again matches already done.")
 @_reports_errors
-def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, force: bool) -> None:
+def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
+          force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
     from digitise.pipeline import ScanOptions, find_jobs, is_terminal
     from digitise.pipeline import batch as run_batch
@@ -141,7 +147,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         else:
             click.echo(f"{result.status:8} {result.name} ({result.pages} pages)", err=True)
 
-    summary = run_batch(input_dir, output_dir, ScanOptions(template=template, overwrite=force), jobs=jobs,
+    summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, overwrite=force), jobs=jobs,
                         progress=progress)
     if bar is not None:
         bar.close()
@@ -292,7 +298,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
     from digitise.errors import InputError
     from digitise.fileio import check_outputs, write_atomic
-    from digitise.notation.readings import readings_to_json
+    from digitise.notation.readings import readings_to_json, renumbered
     from digitise.vision.read import read_pages
 
     check_outputs([output], force, inputs=pages)
@@ -302,7 +308,8 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
         raise outcome.errors[0] if outcome.errors else InputError("no page could be read", pages[0])
     for problem in outcome.errors:
         click.echo(f"digitise: page skipped: {problem.message}", err=True)
-    write_atomic(output, readings_to_json(outcome.readings), overwrite=force)
+    # One number per page of the pile, as scan numbers them (each file numbers its own pages from 1).
+    write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=force)
     click.echo(f"{output}: {len(outcome.readings.pages)} pages read, {len(outcome.errors)} skipped")
     raise SystemExit(int(ExitCode.BAD_INPUT) if outcome.errors else int(ExitCode.OK))
 

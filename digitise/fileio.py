@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from digitise.errors import InputError, OutputError
+from digitise.errors import OutputError
 
 
 def _umask() -> int:
@@ -68,14 +68,14 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
     existing file without ``overwrite``, a folder that is a file or cannot be
     written.
     """
-    read_from = {Path(p).resolve() for p in inputs}
+    read_from = {real_path(p) for p in inputs}
     seen: dict[Path, Path] = {}
     for target in targets:
-        key = target.resolve()
+        key = real_path(target)
         if key in read_from:
-            raise InputError("is also an input of this command: give the output another name", target)
+            raise OutputError("is also an input of this command: give the output another name", target)
         if key in seen:
-            raise InputError(f"named for two outputs (also {seen[key]}): give each its own name", target)
+            raise OutputError(f"named for two outputs (also {seen[key]}): give each its own name", target)
         seen[key] = target
         if target.is_dir():
             raise OutputError("is a folder, not a file", target)
@@ -84,6 +84,11 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
         problem = folder_problem(target)
         if problem:
             raise OutputError(f"cannot write: {problem}", target)
+
+
+def real_path(path: str | Path) -> Path:
+    """``path`` absolute with its links followed, as far as they go (a link loop is no error here)."""
+    return Path(os.path.realpath(path))
 
 
 def folder_problem(target: Path) -> str | None:

@@ -17,12 +17,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, ExitCode, InputError
-from digitise.fileio import check_outputs, make_folder, write_atomic
+from digitise.fileio import check_outputs, make_folder, real_path, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,8 @@ class ScanOptions:
     order: str = "given"
     corrections: Path | None = None
     overwrite: bool = False
+    #: A report and readings without their ``.mat`` (an earlier run stopped) may be replaced (batch).
+    leftovers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,18 +101,16 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     fail on their own are listed in the summary (and flagged in the report);
     the rest of the match is still written.
     """
-    from digitise.notation.mat import format_mat
+    from digitise.notation.readings import renumbered
     from digitise.review.apply import solve_with_corrections
     from digitise.review.corrections import load_corrections
-    from digitise.solve import report_to_json
     from digitise.vision.read import read_pages
 
     if not pages:
         raise InputError("no pages given")
     _fewer_collections()
     readings_path = readings_beside(report) if report is not None else None
-    check_outputs([t for t in (output, report, readings_path) if t is not None], options.overwrite,
-                  inputs=[*pages, *([options.corrections] if options.corrections else [])])
+    _check_match_outputs(output, report, readings_path, options, [*pages])
     outcome = read_pages(list(pages), template=options.template)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
@@ -119,29 +119,13 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         raise first
     if options.order == "header":
         readings = order_by_header(readings)
-    readings = renumber_pages(readings)
+    readings = renumbered(readings)
     corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
-    report_doc = dict(result.report)
-    # The review page re-solves with these: names and length given on the command line must survive.
-    report_doc["players"] = list(options.players) if options.players else None
-    report_doc["length"] = options.length
-    report_doc["sources"] = [str(Path(p).resolve()) for p in pages]
-    report_doc["page_errors"] = list(page_errors)
-    if readings_path is not None:
-        from digitise.notation.readings import readings_to_json
-
-        write_atomic(readings_path, readings_to_json(readings), overwrite=options.overwrite)
-        report_doc["readings"] = readings_path.name
-    try:
-        text = format_mat(result.match, fill_gaps=True)
-    except DigitiseError as exc:
-        # The solver gave a match the writer refuses: say which output it was, and why.
-        raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc
-    write_atomic(output, text, overwrite=options.overwrite)
-    if report is not None:
-        write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
+    extra = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
+    _write_match(result, output, report, options, extra,
+                 (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
 
 
@@ -151,47 +135,72 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     Corrections are checked as ``scan`` checks them: a file that does not fit
     these readings is refused, naming the boards.
     """
-    from digitise.notation.mat import format_mat
-    from digitise.notation.readings import load_readings
+    from digitise.notation.readings import load_readings, renumbered
     from digitise.review.apply import solve_with_corrections
     from digitise.review.corrections import load_corrections
-    from digitise.solve import report_to_json
 
-    check_outputs([t for t in (output, report) if t is not None], options.overwrite,
-                  inputs=[readings_path, *([options.corrections] if options.corrections else [])])
-    readings = load_readings(readings_path)
+    _check_match_outputs(output, report, None, options, [readings_path])
+    # As scan numbers them: a `read` of several files numbers each file's pages from 1.
+    readings = renumbered(load_readings(readings_path))
     corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
+    extra: dict[str, Any] = {}
+    if report is not None:
+        extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
+    _write_match(result, output, report, options, extra, None)
+    return ScanSummary.of(output, report, len(readings.pages), result)
+
+
+def _check_match_outputs(output: Path, report: Path | None, readings_path: Path | None, options: ScanOptions,
+                         inputs: list[Path]) -> None:
+    """All of a match's outputs checked before any work (see :func:`~digitise.fileio.check_outputs`).
+
+    With ``options.leftovers`` (batch), a report and readings left by an
+    earlier run that never wrote its ``.mat`` are that run's and may be replaced.
+    """
+    inputs = [*inputs, *([options.corrections] if options.corrections else [])]
+    if options.template and Path(options.template).is_file():
+        inputs.append(Path(options.template))
+    companions = [t for t in (report, readings_path) if t is not None]
+    check_outputs([output], options.overwrite, inputs=inputs)
+    check_outputs([output, *companions], options.overwrite or options.leftovers, inputs=inputs)
+
+
+def _write_match(result: Any, output: Path, report: Path | None, options: ScanOptions, extra: dict[str, Any],
+                 readings: tuple[Path, Any] | None) -> None:
+    """Write the readings, the report and, last, the ``.mat``.
+
+    Everything is made before anything is written, so a refusal writes
+    nothing; the ``.mat`` comes last because it is what tells a batch the
+    match is done.
+    """
+    from digitise.notation.mat import format_mat
+    from digitise.notation.readings import readings_to_json
+    from digitise.solve import report_to_json
+
     try:
         text = format_mat(result.match, fill_gaps=True)
     except DigitiseError as exc:
+        # The solver gave a match the writer refuses: say which output it was, and why.
         raise type(exc)(f"cannot write the solved match: {exc.reason}", output, exc.where) from exc
-    write_atomic(output, text, overwrite=options.overwrite)
+    report_doc = dict(result.report)
+    # The review page re-solves with these: names and length given on the command line must survive.
+    report_doc["players"] = list(options.players) if options.players else None
+    report_doc["length"] = options.length
+    report_doc.update(extra)
+    companions = options.overwrite or options.leftovers
+    if readings is not None:
+        report_doc["readings"] = readings[0].name
+        write_atomic(readings[0], readings_to_json(readings[1]), overwrite=companions)
     if report is not None:
-        report_doc = dict(result.report)
-        # What the review page needs to solve again and export, as scan's report has it.
-        report_doc["players"] = list(options.players) if options.players else None
-        report_doc["length"] = options.length
-        report_doc["readings"] = os.path.relpath(readings_path.resolve(), report.parent.resolve())
-        write_atomic(report, report_to_json(report_doc), overwrite=options.overwrite)
-    return ScanSummary.of(output, report, len(readings.pages), result)
+        write_atomic(report, report_to_json(report_doc), overwrite=companions)
+    write_atomic(output, text, overwrite=options.overwrite)
 
 
 def readings_beside(report: Path) -> Path:
     """Where the reader's output is kept next to a report (the review page re-solves from it)."""
     return report.with_name(report.name.removesuffix(".json") + ".readings.json")
-
-
-def renumber_pages(readings: Any) -> Any:
-    """Readings whose pages are numbered 1..N in match order.
-
-    The reader numbers pages within their own file, so single-image pages are
-    all page 1; the solver, the report and corrections need one number each.
-    """
-    from dataclasses import replace
-
-    return replace(readings, pages=tuple(replace(page, page=i) for i, page in enumerate(readings.pages, start=1)))
 
 
 def order_by_header(readings: Any) -> Any:
@@ -258,18 +267,18 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         entries = sorted(input_dir.iterdir(), key=natural_key)
     except OSError as exc:
         raise InputError(f"cannot open the folder: {exc.strerror or exc}", input_dir) from exc
-    output = output_dir.resolve()
-    in_place = output == input_dir.resolve()
+    output = real_path(output_dir)
+    in_place = output == real_path(input_dir)
     found: list[tuple[Path, Job]] = []
     failed: list[JobResult] = []
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.resolve() == output:
-            # The output folder inside the input is not a match, unless pages were put there too.
+        if real_path(entry) == output:
+            # The output folder inside the input is not a match; one that holds pages would get
+            # every match's outputs among them: refused whole.
             if any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in entry.rglob("*")):
-                failed.append(JobResult(entry.name, "failed", 0,
-                                        f"{entry}: holds pages but is also the output folder: give another -o"))
+                raise InputError("holds pages: choose an output folder of its own (-o)", entry)
             continue
         if entry.is_dir():
             try:
@@ -403,9 +412,11 @@ def batch(
         if progress:
             progress(r)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
+    own = replace(options, leftovers=True)
     if workers == 1:
         for job in todo:
-            result = runner(job, options)
+            result = runner(job, own)
             results[job.name] = result
             if progress:
                 progress(result)
@@ -416,7 +427,7 @@ def batch(
         # runner, onnxruntime) can deadlock the children.
         context = multiprocessing.get_context("forkserver")
         with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, mp_context=context) as pool:
-            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, options): job for job in by_size}
+            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in by_size}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

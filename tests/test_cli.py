@@ -261,7 +261,7 @@ def test_a_player_name_a_mat_cannot_hold_is_a_usage_error(tmp_path: Path) -> Non
 def test_one_file_named_for_two_outputs_is_refused_before_any_is_written(
         bad: dict[str, Path], tmp_path: Path, args: Sequence[str], needles: Sequence[str]) -> None:
     filled = [a.format(tmp=tmp_path, blank=bad["blank.png"], readings=READINGS) for a in args]
-    assert_one_error(run(*filled), ExitCode.BAD_INPUT, *needles)
+    assert_one_error(run(*filled), ExitCode.OUTPUT, *needles)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(bad)  # nothing written
 
 
@@ -339,7 +339,7 @@ def test_an_output_that_is_an_input_is_refused_even_with_force(tmp_path: Path) -
                                                          "--force"],
                  ["read", page, "-o", page, "--force"], ["solve", readings, "-o", readings, "--force"]):
         before = Path(args[1]).read_bytes()
-        assert_one_error(run(*args), ExitCode.BAD_INPUT, "is also an input")
+        assert_one_error(run(*args), ExitCode.OUTPUT, "is also an input")
         assert Path(args[1]).read_bytes() == before
     assert not (tmp_path / "q.mat").exists()
 
@@ -380,5 +380,37 @@ def test_one_name_read_for_both_players_is_a_placeholder_and_a_note(tmp_path: Pa
     same = tmp_path / "same.json"
     same.write_text(json.dumps(readings))
     result = run("solve", same, "-o", tmp_path / "out.mat")
-    assert "note: player names: not given" in result.stderr
+    assert "note: player names: the headers give one name for both players" in result.stderr
     assert "Bottom : 0" in (tmp_path / "out.mat").read_text()
+
+
+def test_a_symlink_loop_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.png"
+    loop.symlink_to(loop)
+    result = run("scan", loop, "-o", tmp_path / "z.mat")
+    assert result.exit_code in (int(ExitCode.BAD_INPUT), int(ExitCode.OUTPUT)), result.output
+    assert "internal error" not in result.stderr and len(result.stderr.splitlines()) == 1
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "loop").symlink_to(scans / "loop")
+    batch = run("batch", scans, "-o", tmp_path / "out")
+    assert batch.exit_code == int(ExitCode.BAD_INPUT) and "internal error" not in batch.stderr, batch.output
+
+
+def test_read_numbers_the_pages_of_several_files_in_pile_order(tmp_path: Path) -> None:
+    pages = sorted((ROOT / "samples" / "alice-bruno" / "light").glob("page-00[12].jpg"))
+    result = run("read", *pages, "-o", tmp_path / "r.json", "--no-header")
+    assert result.exit_code == 0, result.output
+    assert [p["page"] for p in json.loads((tmp_path / "r.json").read_text())["pages"]] == [1, 2]
+
+
+def test_a_header_confidence_that_is_no_number_is_no_reading(tmp_path: Path) -> None:
+    readings = json.loads(READINGS.read_text())
+    for page in readings["pages"]:
+        if "match_length" in page["header"]:
+            page["header"]["match_length"] = {"value": "7", "confidence": "high"}
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(readings))
+    result = run("solve", odd, "-o", tmp_path / "out.mat")
+    assert "note: match length: not given" in result.stderr
+    assert (tmp_path / "out.mat").read_text().startswith(" 0 point match")

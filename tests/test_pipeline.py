@@ -152,8 +152,24 @@ def test_an_output_folder_that_cannot_be_made_is_one_clear_error(tmp_path: Path)
         batch(_tree(tmp_path), tmp_path / "afile" / "out", ScanOptions(), jobs=1, runner=_fake_runner)
 
 
-def test_an_output_folder_that_holds_pages_is_failed_not_dropped(tmp_path: Path) -> None:
+def test_an_output_folder_that_holds_pages_is_refused_before_any_match(tmp_path: Path) -> None:
     scans = _tree(tmp_path)
-    summary = batch(scans, scans / "m1", ScanOptions(), jobs=1, runner=_fake_runner)
-    m1 = next(r for r in summary.results if r.name == "m1")
-    assert m1.status == "failed" and "also the output folder" in m1.reason
+    with pytest.raises(InputError, match="holds pages"):
+        batch(scans, scans / "m1", ScanOptions(), jobs=1, runner=_fake_runner)
+    assert not (scans / "m1" / "single.mat").exists()
+
+
+def test_what_an_interrupted_run_left_without_its_mat_is_replaced_on_the_rerun(tmp_path: Path) -> None:
+    """A report and readings without their .mat are a stopped run's: the rerun converts the match."""
+    scans, out = _tree(tmp_path), tmp_path / "out"
+    out.mkdir()
+    (out / "m1.report.readings.json").write_text("stale\n")
+    seen: list[ScanOptions] = []
+
+    def runner(job: Job, options: ScanOptions) -> JobResult:
+        seen.append(options)
+        return _fake_runner(job, options)
+
+    summary = batch(scans, out, ScanOptions(), jobs=1, runner=runner)
+    assert {r.name: r.status for r in summary.results}["m1"] == "done"
+    assert all(o.leftovers and not o.overwrite for o in seen)

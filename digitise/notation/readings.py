@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,15 @@ def certain_reading(index: int, marks: BoardMarks) -> BoardReading:
         arrow=1.0 if marks.arrow else 0.0,
         letters=1.0 if marks.letters else 0.0,
     )
+
+
+def renumbered(readings: Readings) -> Readings:
+    """``readings`` with its pages numbered 1..N in pile order.
+
+    The reader numbers pages within their own file, so single-image pages are
+    all page 1; the solver, the report and corrections need one number each.
+    """
+    return replace(readings, pages=tuple(replace(page, page=i) for i, page in enumerate(readings.pages, start=1)))
 
 
 def paginate(boards: list[BoardReading], source: str = "") -> Readings:

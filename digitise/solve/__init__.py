@@ -83,13 +83,12 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import ReadingsError
-from digitise.fileio import check_outputs, write_atomic
 from digitise.game.match import MatchState
 from digitise.game.position import BAR, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
-from digitise.notation.mat import format_mat, writable_name
-from digitise.notation.readings import Readings, load_readings
+from digitise.notation.mat import writable_name
+from digitise.notation.readings import Readings
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
@@ -161,7 +160,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
         if "players" not in header:
-            notes.append(PLAYERS_UNKNOWN)
+            notes.append(PLAYERS_ALIKE if header.get("alike") else PLAYERS_UNKNOWN)
     forced: dict[int, Forced] = {}
     for key, text in (corrections or {}).items():
         spec = parse_correction(text, where=f"{key[0]}:{key[1]}")
@@ -189,9 +188,11 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
 
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
-LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited): give --length"
+LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited)"
 PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
-                   f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}: give --players")
+                   f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
+PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
+                 f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 NO_TURNS = "no move was found on these pages: is anything recorded on them?"
 
 
@@ -318,6 +319,7 @@ def _header(readings: Readings) -> dict[str, Any]:
     Lengths above 64 are not matches GNU Backgammon can hold and are ignored.
     """
     votes: dict[str, dict[Any, float]] = {"length": {}, "players": {}}
+    alike = False
 
     def field(header: Any, *keys: str) -> tuple[Any, float]:
         for key in keys:
@@ -329,9 +331,12 @@ def _header(readings: Readings) -> dict[str, Any]:
         return None, 0.0
 
     def vote_players(bottom: str, top: str, conf: float) -> None:
+        nonlocal alike
         pair = (writable_name(bottom), writable_name(top))
         # One name read twice is a misread header, not a match: placeholders and a note say so.
-        if all(pair) and pair[0] != pair[1]:
+        if all(pair) and pair[0] == pair[1]:
+            alike = True
+        elif all(pair):
             votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
 
     for page in readings.pages:
@@ -349,9 +354,10 @@ def _header(readings: Readings) -> dict[str, Any]:
         top, conf_t = field(page.header, "player_top", "top")
         if isinstance(bottom, str) and isinstance(top, str):
             vote_players(bottom, top, min(conf_b, conf_t))
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"alike": alike}
     for key, tally in votes.items():
-        if tally:
+        # A vote of no weight (a confidence that is no number) is no reading.
+        if tally and max(tally.values()) > 0.0:
             # Highest total confidence; ties broken by value so the choice is deterministic.
             found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
     return found
@@ -708,20 +714,5 @@ def report_to_json(report: Mapping[str, Any]) -> str:
     return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
 
 
-def solve_file(readings_path: str | Path, output: str | Path, report_path: str | Path | None = None, *,
-               players: tuple[str, str] | None = None, length: int | None = None,
-               corrections_path: str | Path | None = None, overwrite: bool = False) -> SolveResult:
-    """``digitise solve``: read a readings file, solve it, write the ``.mat`` (and the report) atomically."""
-    check_outputs([Path(t) for t in (output, report_path) if t is not None], overwrite,
-                  inputs=[Path(p) for p in (readings_path, corrections_path) if p is not None])
-    readings = load_readings(readings_path)
-    corrections = load_corrections(corrections_path) if corrections_path is not None else None
-    result = solve(readings, players=players, length=length, corrections=corrections)
-    write_atomic(output, format_mat(result.match, fill_gaps=True), overwrite=overwrite)
-    if report_path is not None:
-        write_atomic(report_path, report_to_json(result.report), overwrite=overwrite)
-    return result
-
-
 __all__ = ["REVIEW_BELOW", "SolveResult", "load_corrections", "parse_correction", "parse_corrections",
-           "report_to_json", "solve", "solve_file"]
+           "report_to_json", "solve"]

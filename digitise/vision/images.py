@@ -9,7 +9,6 @@ the reason; one unreadable frame of a multi-page file is reported as a
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import struct
@@ -25,6 +24,10 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError, PageError
+
+# A damaged TIFF makes Pillow's TIFF reader warn ("Corrupt EXIF data") on top of the one-line error we
+# give for it. Only that module's UserWarnings: a decompression bomb still warns.
+warnings.filterwarnings("ignore", category=UserWarning, module=r"PIL\.TiffImagePlugin")
 
 log = logging.getLogger(__name__)
 
@@ -352,8 +355,7 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
     from PIL import Image, ImageSequence, UnidentifiedImageError
 
     try:
-        with _quiet():
-            container = Image.open(io.BytesIO(data))
+        container = Image.open(io.BytesIO(data))
     except UnidentifiedImageError as exc:
         raise InputError("cannot open the TIFF (truncated or damaged file)", path) from exc
     except (OSError, ValueError, TypeError, SyntaxError) as exc:
@@ -365,8 +367,7 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         while True:
             number += 1
             try:
-                with _quiet():
-                    frame = next(frames)
+                frame = next(frames)
             except StopIteration:
                 break
             # Pillow's TIFF reader raises what a damaged tag makes it raise (TypeError: "Missing dimensions").
@@ -375,8 +376,7 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                                 f"page {number}")
                 break
             try:
-                with _quiet():
-                    frame.load()
+                frame.load()
                 dpi_info = frame.info.get("dpi")
                 converted = frame.convert("L") if frame.mode in ("1", "L", "I;16", "I", "F", "LA", "P") else frame.convert("RGB")
                 array = np.asarray(converted)
@@ -395,14 +395,6 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
             yield page
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Pillow's warnings silenced: a damaged file makes it warn ("Corrupt EXIF data") on top of our error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
 
 
 def pdf_render_scale(width_pt: float, height_pt: float) -> float:

@@ -280,6 +280,7 @@ def test_darkest_channel_and_histogram_match_numpy() -> None:
 
 
 @pytest.mark.parametrize("keep", [0.3, 0.7])
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data:UserWarning")  # pytest resets the module's own filter
 def test_a_truncated_multi_page_tiff_is_a_bad_page_or_file_never_a_crash(tmp_path: Path, keep: float) -> None:
     """Pillow raises TypeError ("Missing dimensions") on a cut tag: that is damage, reported as such."""
     rng = np.random.default_rng(3)
