@@ -282,12 +282,10 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
             continue
         if entry.is_dir():
             try:
-                if not os.access(entry, os.R_OK | os.X_OK):
-                    raise PermissionError(13, "Permission denied")
-                pages = tuple(sorted((p for p in entry.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
-                                      and not p.name.startswith(".")), key=natural_key))
+                pages = tuple(sorted(_pages_under(entry), key=natural_key))
             except OSError as exc:
-                failed.append(JobResult(entry.name, "failed", 0, f"{entry}: cannot open the folder: "
+                where = Path(exc.filename) if exc.filename else entry
+                failed.append(JobResult(entry.name, "failed", 0, f"{where}: cannot open the folder: "
                                                                   f"{exc.strerror or exc}"))
                 continue
             if not pages:
@@ -317,6 +315,25 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     if not jobs and not failed:
         raise InputError("no match found: no sub-folder of pages, image or PDF in it", input_dir)
     return jobs, failed
+
+
+def _pages_under(folder: Path) -> Iterator[Path]:
+    """The page files anywhere under ``folder`` (not hidden ones).
+
+    Raises the :class:`OSError` of a sub-folder that cannot be read, which
+    ``Path.rglob`` would skip without a word, losing its pages.
+    """
+    def fail(exc: OSError) -> None:
+        raise exc
+
+    if not os.access(folder, os.R_OK | os.X_OK):
+        raise PermissionError(13, "Permission denied", str(folder))
+    for root, dirs, files in os.walk(folder, onerror=fail, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            path = Path(root) / name
+            if not name.startswith(".") and path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
+                yield path
 
 
 def run_job(job: Job, options: ScanOptions) -> JobResult:

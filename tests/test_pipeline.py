@@ -173,3 +173,27 @@ def test_what_an_interrupted_run_left_without_its_mat_is_replaced_on_the_rerun(t
     summary = batch(scans, out, ScanOptions(), jobs=1, runner=runner)
     assert {r.name: r.status for r in summary.results}["m1"] == "done"
     assert all(o.leftovers and not o.overwrite for o in seen)
+
+
+def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Path.rglob skips an unreadable folder without a word; the match would lose its pages."""
+    import os
+
+    from digitise import pipeline
+
+    scans = _tree(tmp_path)
+    (scans / "m1" / "later").mkdir()
+    walk = os.walk
+
+    def walk_denied(top: object, onerror: object = None, followlinks: bool = False):  # type: ignore[no-untyped-def]
+        for root, dirs, files in walk(top, followlinks=followlinks):  # type: ignore[call-overload]
+            if Path(root).name == "later":
+                onerror(PermissionError(13, "Permission denied", root))  # type: ignore[operator]
+            yield root, dirs, files
+
+    monkeypatch.setattr(pipeline.os, "walk", walk_denied)
+    jobs, failed = find_jobs(scans, tmp_path / "out")
+    m1 = next(r for r in failed if r.name == "m1")
+    assert "later: cannot open the folder: Permission denied" in m1.reason
+    assert "m1" not in [j.name for j in jobs]
