@@ -414,3 +414,15 @@ def test_a_header_confidence_that_is_no_number_is_no_reading(tmp_path: Path) -> 
     result = run("solve", odd, "-o", tmp_path / "out.mat")
     assert "note: match length: not given" in result.stderr
     assert (tmp_path / "out.mat").read_text().startswith(" 0 point match")
+
+
+def test_a_truncated_png_is_one_line_even_below_python(bad: dict[str, Path], tmp_path: Path) -> None:
+    """libpng prints its own "libpng error" line straight to the process's stderr: it must not get the file."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "digitise.cli", "read", str(bad["truncated.png"]), "-o",
+                           str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == int(ExitCode.BAD_INPUT)
+    assert done.stderr.splitlines() == [f"digitise: error: {bad['truncated.png']}: cannot decode the image "
+                                        "(truncated or damaged file)"], done.stderr

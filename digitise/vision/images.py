@@ -341,8 +341,25 @@ def _decode_png_fast(data: bytes) -> np.ndarray | None:
     return image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image
 
 
+def _png_cut_short(data: bytes) -> bool:
+    """Whether a PNG's chunks stop before IEND (the file was cut short): no decoder can finish it."""
+    at, size = 8, len(data)
+    while at + 8 <= size:
+        length, kind = _LENGTH_TYPE.unpack_from(data, at)
+        if at + 12 + length > size:
+            return True
+        if kind == b"IEND":
+            return False
+        at += 12 + length
+    return True
+
+
 def _decode_single(data: bytes, path: Path) -> np.ndarray:
-    fast = _decode_png_fast(data) if data.startswith(b"\x89PNG\r\n\x1a\n") else None
+    png = data.startswith(b"\x89PNG\r\n\x1a\n")
+    # Said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
+    if png and _png_cut_short(data):
+        raise InputError("cannot decode the image (truncated or damaged file)", path)
+    fast = _decode_png_fast(data) if png else None
     if fast is not None:
         return _to_uint8(fast)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
