@@ -424,5 +424,5 @@ def test_a_truncated_png_is_one_line_even_below_python(bad: dict[str, Path], tmp
     done = subprocess.run([sys.executable, "-m", "digitise.cli", "read", str(bad["truncated.png"]), "-o",
                            str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == int(ExitCode.BAD_INPUT)
-    assert done.stderr.splitlines() == [f"digitise: error: {bad['truncated.png']}: cannot decode the image "
-                                        "(truncated or damaged file)"], done.stderr
+    expected = f"digitise: error: {bad['truncated.png']}: cannot decode the image (truncated or damaged file)"
+    assert done.stderr.splitlines() == [expected], done.stderr
