@@ -362,8 +362,20 @@ def solve_command(readings: Path, output: Path, report: Path | None, players: st
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="digitise")
+    """Console-script entry point: usage errors as one line too, like every other error."""
+    try:
+        code = cli.main(prog_name="digitise", standalone_mode=False)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "digitise"
+        click.echo(f"digitise: usage error: {exc.format_message()} (see `{command} -h`)", err=True)
+        sys.exit(int(ExitCode.USAGE))
+    except click.ClickException as exc:
+        click.echo(f"digitise: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("digitise: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

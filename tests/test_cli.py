@@ -426,3 +426,20 @@ def test_a_truncated_png_is_one_line_even_below_python(bad: dict[str, Path], tmp
     assert done.returncode == int(ExitCode.BAD_INPUT)
     expected = f"digitise: error: {bad['truncated.png']}: cannot decode the image (truncated or damaged file)"
     assert done.stderr.splitlines() == [expected], done.stderr
+
+
+def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
+    """The console script (not CliRunner) prints usage errors as one line and exits 2."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "from digitise.cli import main; main()", "scan", "--length", "65",
+                           str(tmp_path / "p.png"), "-o", str(tmp_path / "x.mat")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == int(ExitCode.USAGE)
+    expected = ("digitise: usage error: Invalid value for '--length': 65 is not in the range 0<=x<=64. "
+                "(see `digitise scan -h`)")
+    assert done.stderr.splitlines() == [expected], done.stderr
+    ok = subprocess.run([sys.executable, "-c", "from digitise.cli import main; main()", "--version"],
+                        capture_output=True, text=True, timeout=120, check=False)
+    assert ok.returncode == 0 and "version" in ok.stdout
