@@ -22,6 +22,7 @@ to :data:`MAX_BODY` bytes and must be ``application/json``.
 
 from __future__ import annotations
 
+import errno
 import json
 import mimetypes
 import re
@@ -294,4 +295,5 @@ def make_server(
     try:
         return ReviewServer(session, host, port)
     except OSError as exc:
-        raise DigitiseError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (try another --port)") from exc
+        hint = "try another --port" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "check --host"
+        raise DigitiseError(f"cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})") from exc
