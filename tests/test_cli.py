@@ -443,3 +443,10 @@ def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) ->
     ok = subprocess.run([sys.executable, "-c", "from digitise.cli import main; main()", "--version"],
                         capture_output=True, text=True, timeout=120, check=False)
     assert ok.returncode == 0 and "version" in ok.stdout
+
+
+def test_one_board_corrected_under_two_names_is_refused(tmp_path: Path) -> None:
+    corrections = tmp_path / "c.json"
+    corrections.write_text('{"1:3": "31: 8/5 6/5", "01:3": "42: 8/4 6/4"}')
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", corrections)
+    assert_one_error(result, ExitCode.BAD_INPUT, "c.json", "the same board as '1:3'")

@@ -162,11 +162,17 @@ def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
     if not isinstance(items, Mapping):
         raise _fail(prefix, 'must be an object {"page:board": "correction"}', path)
     found: Corrections = {}
+    named: dict[tuple[int, int], str] = {}
     for key, text in items.items():
         match = _KEY.match(str(key))
         if not match:
             raise _fail(f"{prefix}.{key}", f"a board is named \"page:board\" (board 1-8), got {key!r}", path)
-        found[(int(match.group(1)), int(match.group(2)))] = check_text(text, f"{prefix}.{key}", path)
+        board = (int(match.group(1)), int(match.group(2)))
+        if board in named:
+            # "1:3" and "01:3": one would silently win.
+            raise _fail(f"{prefix}.{key}", f"the same board as {named[board]!r}: keep one", path)
+        named[board] = str(key)
+        found[board] = check_text(text, f"{prefix}.{key}", path)
     return dict(sorted(found.items()))
 
 
