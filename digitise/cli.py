@@ -11,7 +11,7 @@ import functools
 import logging
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -107,15 +107,20 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
 
 def _tell(summary: ScanSummary) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
-    for problem in summary.page_errors:
-        click.echo(f"digitise: page skipped: {problem}", err=True)
-    for note in summary.notes:
-        click.echo(f"digitise: note: {note}", err=True)
+    _problems(summary.page_errors, summary.notes)
     click.echo(f"{summary.output}: {summary.pages} pages, {summary.games} games, {summary.turns} turns, "
                f"{summary.flagged} flagged for review")
     if summary.flagged and summary.report:
         click.echo(f"review them with: digitise review {summary.report}")
     raise SystemExit(int(summary.exit_code))
+
+
+def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
+    """A match's skipped pages and notes on stderr, one line each (``match`` names it in a batch)."""
+    for problem in page_errors:
+        click.echo(f"digitise: page skipped: {problem}", err=True)
+    for note in notes:
+        click.echo(f"digitise: note: {match}{note}", err=True)
 
 
 @cli.command()
@@ -159,10 +164,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
-        for problem in r.page_errors:
-            click.echo(f"digitise: page skipped: {problem}", err=True)
-        for note in r.notes:
-            click.echo(f"digitise: note: {r.name}: {note}", err=True)
+        _problems(r.page_errors, r.notes, f"{r.name}: ")
     raise SystemExit(int(summary.exit_code))
 
 

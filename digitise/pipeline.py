@@ -277,7 +277,11 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         if real_path(entry) == output:
             # The output folder inside the input is not a match; one that holds pages would get
             # every match's outputs among them: refused whole.
-            if any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in entry.rglob("*")):
+            try:
+                holds_pages = next(_pages_under(entry), None) is not None
+            except OSError:
+                holds_pages = False  # unreadable: make_folder says so before any job
+            if holds_pages:
                 raise InputError("holds pages: choose an output folder of its own (-o)", entry)
             continue
         if entry.is_dir():

@@ -79,7 +79,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from digitise.errors import ReadingsError
@@ -454,26 +453,6 @@ def parse_corrections(value: Mapping[str, Any]) -> dict[tuple[int, int], str]:
     return out
 
 
-def load_corrections(path: str | Path) -> dict[tuple[int, int], str]:
-    """Read a corrections file: the review page's ``{"corrections": {"page:board": text}}`` or a bare mapping."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReadingsError(f"cannot read corrections: {exc}", path) from exc
-    except json.JSONDecodeError as exc:
-        raise ReadingsError(f"not JSON: {exc.msg}", path, f"line {exc.lineno}") from exc
-    except RecursionError as exc:
-        raise ReadingsError("not a corrections file: nested too deeply", path) from exc
-    if isinstance(doc, dict) and isinstance(doc.get("corrections"), dict):
-        doc = doc["corrections"]
-    if not isinstance(doc, dict):
-        raise ReadingsError("a corrections file maps \"page:board\" to a correction", path, "$")
-    try:
-        return parse_corrections(doc)
-    except ReadingsError as exc:
-        raise ReadingsError(exc.reason, path, exc.where) from exc
-
-
 # -- the record and the report ---------------------------------------------------
 
 _KIND = {"move": ActionKind.MOVE, "double": ActionKind.DOUBLE, "take": ActionKind.TAKE,
@@ -714,5 +693,5 @@ def report_to_json(report: Mapping[str, Any]) -> str:
     return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
 
 
-__all__ = ["REVIEW_BELOW", "SolveResult", "load_corrections", "parse_correction", "parse_corrections",
+__all__ = ["REVIEW_BELOW", "SolveResult", "parse_correction", "parse_corrections",
            "report_to_json", "solve"]

@@ -356,12 +356,12 @@ def _png_cut_short(data: bytes) -> bool:
 
 def _decode_single(data: bytes, path: Path) -> np.ndarray:
     png = data.startswith(b"\x89PNG\r\n\x1a\n")
-    # Said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
-    if png and _png_cut_short(data):
-        raise InputError("cannot decode the image (truncated or damaged file)", path)
     fast = _decode_png_fast(data) if png else None
     if fast is not None:
         return _to_uint8(fast)
+    # Said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
+    if png and _png_cut_short(data):
+        raise InputError("cannot decode the image (truncated or damaged file)", path)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
         raise InputError("cannot decode the image (truncated or damaged file)", path)
