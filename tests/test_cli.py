@@ -10,8 +10,9 @@ without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -25,6 +26,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_MAT = ROOT / "samples" / "chen-dana.mat"
 #: Real reader output of a benchmark match (tests/data/README.md): a readings file to solve.
 READINGS = ROOT / "tests" / "data" / "heavy_bearoff_misread.readings.json"
+
+
+def _readings_with_headers(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """READINGS with every page's header changed by ``edit``, written to ``target``."""
+    readings = json.loads(READINGS.read_text())
+    for page in readings["pages"]:
+        edit(page["header"])
+    target.write_text(json.dumps(readings))
+    return target
 
 
 def run(*args: str | Path) -> Result:
@@ -293,11 +303,7 @@ def test_a_match_length_gnubg_cannot_hold_is_a_usage_error(tmp_path: Path) -> No
 
 
 def test_a_length_and_names_read_nowhere_are_noted_and_flagged(tmp_path: Path) -> None:
-    readings = json.loads(READINGS.read_text())
-    for page in readings["pages"]:
-        page["header"] = {}
-    bare = tmp_path / "bare.json"
-    bare.write_text(json.dumps(readings))
+    bare = _readings_with_headers(tmp_path / "bare.json", lambda header: header.clear())
     result = run("solve", bare, "-o", tmp_path / "out.mat")
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert "note: match length: not given" in result.stderr and "note: player names: not given" in result.stderr
@@ -373,12 +379,11 @@ def test_a_solve_report_names_its_readings_for_the_review_page(tmp_path: Path) -
 
 
 def test_one_name_read_for_both_players_is_a_placeholder_and_a_note(tmp_path: Path) -> None:
-    readings = json.loads(READINGS.read_text())
-    for page in readings["pages"]:
-        if "player_bottom" in page["header"]:  # later pages' headers name nobody
-            page["header"]["player_top"] = dict(page["header"]["player_bottom"])
-    same = tmp_path / "same.json"
-    same.write_text(json.dumps(readings))
+    def alike(header: dict[str, Any]) -> None:
+        if "player_bottom" in header:  # later pages' headers name nobody
+            header["player_top"] = dict(header["player_bottom"])
+
+    same = _readings_with_headers(tmp_path / "same.json", alike)
     result = run("solve", same, "-o", tmp_path / "out.mat")
     assert "note: player names: the headers give one name for both players" in result.stderr
     assert "Bottom : 0" in (tmp_path / "out.mat").read_text()
@@ -405,12 +410,11 @@ def test_read_numbers_the_pages_of_several_files_in_pile_order(tmp_path: Path) -
 
 
 def test_a_header_confidence_that_is_no_number_is_no_reading(tmp_path: Path) -> None:
-    readings = json.loads(READINGS.read_text())
-    for page in readings["pages"]:
-        if "match_length" in page["header"]:
-            page["header"]["match_length"] = {"value": "7", "confidence": "high"}
-    odd = tmp_path / "odd.json"
-    odd.write_text(json.dumps(readings))
+    def unweighed(header: dict[str, Any]) -> None:
+        if "match_length" in header:
+            header["match_length"] = {"value": "7", "confidence": "high"}
+
+    odd = _readings_with_headers(tmp_path / "odd.json", unweighed)
     result = run("solve", odd, "-o", tmp_path / "out.mat")
     assert "note: match length: not given" in result.stderr
     assert (tmp_path / "out.mat").read_text().startswith(" 0 point match")
