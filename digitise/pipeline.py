@@ -117,12 +117,15 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if not readings.pages:
         first = outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
         raise first
+    order_note = None
     if options.order == "header":
-        readings = order_by_header(readings)
+        readings, order_note = order_by_header(readings)
     readings = renumbered(readings)
     corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
+    if order_note is not None:
+        result.report["notes"] = [*result.report.get("notes", ()), order_note]
     extra = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
@@ -203,8 +206,16 @@ def readings_beside(report: Path) -> Path:
     return report.with_name(report.name.removesuffix(".json") + ".readings.json")
 
 
-def order_by_header(readings: Any) -> Any:
-    """Readings with pages sorted by their written page number, when every page has one."""
+#: The note of ``--order header`` when some page's number could not be read.
+ORDER_KEPT = "page order: not every page's number could be read; the pages are in the order given"
+
+
+def order_by_header(readings: Any) -> tuple[Any, str | None]:
+    """Readings with pages sorted by their written page number, when every page has one.
+
+    Otherwise the order given is kept, with a note (:data:`ORDER_KEPT`) that
+    the match reports: the user asked for the header's order and did not get it.
+    """
     from dataclasses import replace
 
     numbers = []
@@ -212,11 +223,10 @@ def order_by_header(readings: Any) -> Any:
         field_ = page.header.get("page") if isinstance(page.header, Mapping) else None
         value = field_.get("value") if isinstance(field_, Mapping) else field_
         if value is None or not str(value).strip().isdigit():
-            log.warning("not every page has a readable page number; keeping the given order")
-            return readings
+            return readings, ORDER_KEPT
         numbers.append(int(str(value).strip()))
     order = sorted(range(len(numbers)), key=lambda i: (numbers[i], i))
-    return replace(readings, pages=tuple(readings.pages[i] for i in order))
+    return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
 
 
 # --------------------------------------------------------------------------- batch

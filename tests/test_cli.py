@@ -389,6 +389,31 @@ def test_one_name_read_for_both_players_is_a_placeholder_and_a_note(tmp_path: Pa
     assert "Bottom : 0" in (tmp_path / "out.mat").read_text()
 
 
+def test_one_player_named_keeps_that_name_and_notes_the_placeholder(tmp_path: Path) -> None:
+    def top_unread(header: dict[str, Any]) -> None:
+        header.pop("player_top", None)
+
+    one = _readings_with_headers(tmp_path / "one.json", top_unread)
+    result = run("solve", one, "-o", tmp_path / "out.mat")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert "note: player names: the top player's name was not read from any page header; written as Top" \
+        in result.stderr
+    assert "Top : 0" in (tmp_path / "out.mat").read_text() and "Lena : 0" in (tmp_path / "out.mat").read_text()
+
+    def split(header: dict[str, Any]) -> None:
+        # Each name read on pages that left the other blank: both kept, nothing made up.
+        if header.get("page", {}).get("value") == "1":
+            header.pop("player_top", None)
+        else:
+            header.pop("player_bottom", None)
+
+    both = _readings_with_headers(tmp_path / "both.json", split)
+    result = run("solve", both, "-o", tmp_path / "both.mat")
+    assert "player names" not in result.stderr
+    text = (tmp_path / "both.mat").read_text()
+    assert "Lena : 0" in text and "Ravi : 0" in text
+
+
 def test_a_symlink_loop_is_bad_input_not_a_crash(tmp_path: Path) -> None:
     loop = tmp_path / "loop.png"
     loop.symlink_to(loop)
@@ -454,3 +479,14 @@ def test_one_board_corrected_under_two_names_is_refused(tmp_path: Path) -> None:
     corrections.write_text('{"1:3": "31: 8/5 6/5", "01:3": "42: 8/4 6/4"}')
     result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", corrections)
     assert_one_error(result, ExitCode.BAD_INPUT, "c.json", "the same board as '1:3'")
+
+
+def test_scan_orders_pages_by_their_written_numbers(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    report = tmp_path / "m.report.json"
+    result = run("scan", light / "page-002.jpg", light / "page-001.jpg", "-o", tmp_path / "m.mat",
+                 "--report", report, "--order", "header")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    readings = json.loads((tmp_path / json.loads(report.read_text())["readings"]).read_text())
+    assert [p["header"]["page"]["value"] for p in readings["pages"]] == ["1", "2"]
+    assert [p["page"] for p in readings["pages"]] == [1, 2] and "page order" not in result.stderr

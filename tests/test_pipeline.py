@@ -197,3 +197,26 @@ def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path:
     m1 = next(r for r in failed if r.name == "m1")
     assert "later: cannot open the folder: Permission denied" in m1.reason
     assert "m1" not in [j.name for j in jobs]
+
+
+def _paged(numbers: list[object]) -> object:
+    from digitise.notation.readings import PageReading, Readings
+
+    return Readings(tuple(PageReading("p.png", i + 1, (), header={} if n is None else {"page": {"value": n, "confidence": 0.9}})
+                          for i, n in enumerate(numbers)))
+
+
+def test_order_by_header_sorts_by_the_written_page_number() -> None:
+    from digitise.pipeline import order_by_header
+
+    readings, note = order_by_header(_paged(["3", "1", "2"]))
+    assert [p.header["page"]["value"] for p in readings.pages] == ["1", "2", "3"] and note is None
+
+
+@pytest.mark.parametrize("numbers", [["2", None], ["2", "two"], ["1", " "]])
+def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_missing(numbers: list[object]) -> None:
+    from digitise.pipeline import ORDER_KEPT, order_by_header
+
+    given = _paged(numbers)
+    readings, note = order_by_header(given)
+    assert readings == given and note == ORDER_KEPT

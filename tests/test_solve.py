@@ -142,6 +142,11 @@ def test_correction_language() -> None:
     for bad in ("", "72: 13/6", "52: 8/13", "resign 0", "hello"):
         with pytest.raises(ReadingsError):
             parse_correction(bad)
+    # One board is one turn: a second move (which used to come out as a game of its own) or two answers.
+    with pytest.raises(ReadingsError, match="one move"):
+        parse_correction("52: 13/8 13/11; 64: 24/18 13/9")
+    with pytest.raises(ReadingsError, match="one answer"):
+        parse_correction("double; take; drop")
     with pytest.raises(ReadingsError):
         parse_corrections({"2-5": "double"})
 

@@ -158,7 +158,11 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             notes.append(LENGTH_UNKNOWN)
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
-        if "players" not in header:
+        if "one_player" in header:
+            players = header["one_player"]
+            missing = header["missing"]
+            notes.append(PLAYERS_ONE.format(side=("bottom", "top")[missing], name=players[missing]))
+        elif "players" not in header:
             notes.append(PLAYERS_ALIKE if header.get("alike") else PLAYERS_UNKNOWN)
     forced: dict[int, Forced] = {}
     for key, text in (corrections or {}).items():
@@ -192,6 +196,7 @@ PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; w
                    f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
                  f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
+PLAYERS_ONE = "player names: the {side} player's name was not read from any page header; written as {name}"
 NO_TURNS = "no move was found on these pages: is anything recorded on them?"
 
 
@@ -317,7 +322,7 @@ def _header(readings: Readings) -> dict[str, Any]:
     misread header (a "3" read as "75") must not outvote the other pages.
     Lengths above 64 are not matches GNU Backgammon can hold and are ignored.
     """
-    votes: dict[str, dict[Any, float]] = {"length": {}, "players": {}}
+    votes: dict[str, dict[Any, float]] = {"length": {}, "players": {}, "bottom": {}, "top": {}}
     alike = False
 
     def field(header: Any, *keys: str) -> tuple[Any, float]:
@@ -337,6 +342,11 @@ def _header(readings: Readings) -> dict[str, Any]:
             alike = True
         elif all(pair):
             votes["players"][pair] = votes["players"].get(pair, 0.0) + conf
+        else:
+            # One name only (the other field blank or unreadable): it still names its side.
+            for side, name in zip(("bottom", "top"), pair, strict=True):
+                if name:
+                    votes[side][name] = votes[side].get(name, 0.0) + conf
 
     for page in readings.pages:
         raw, conf = field(page.header, "match_length", "length")
@@ -353,12 +363,24 @@ def _header(readings: Readings) -> dict[str, Any]:
         top, conf_t = field(page.header, "player_top", "top")
         if isinstance(bottom, str) and isinstance(top, str):
             vote_players(bottom, top, min(conf_b, conf_t))
+        elif isinstance(bottom, str) or isinstance(top, str):
+            vote_players(bottom if isinstance(bottom, str) else "", top if isinstance(top, str) else "",
+                         conf_b if isinstance(bottom, str) else conf_t)
     found: dict[str, Any] = {"alike": alike}
     for key, tally in votes.items():
         # A vote of no weight (a confidence that is no number) is no reading.
         if tally and max(tally.values()) > 0.0:
             # Highest total confidence; ties broken by value so the choice is deterministic.
             found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
+    if "players" not in found and not alike and ("bottom" in found or "top" in found):
+        # No page names both players: the name that was read is kept, a placeholder stands for the other.
+        names = (found.get("bottom", DEFAULT_PLAYERS[0]), found.get("top", DEFAULT_PLAYERS[1]))
+        if names[0] != names[1]:
+            if "bottom" in found and "top" in found:
+                found["players"] = names  # each read on pages that left the other blank
+            else:
+                found["one_player"] = names
+                found["missing"] = 1 if "bottom" in found else 0
     return found
 
 
@@ -396,6 +418,8 @@ def parse_correction(text: str, where: str = "") -> Forced:
         if low == "double":
             double = True
         elif low in ("take", "drop"):
+            if response is not None:
+                raise bad(f"one board holds one answer to a double: {response!r} and {low!r}")
             response = low
         elif low == "blank":
             blank = True
@@ -404,6 +428,9 @@ def parse_correction(text: str, where: str = "") -> Forced:
         elif m := _RESIGN.match(part):
             points, resign = int(m.group(1)), True
         elif m := _MOVE.match(part):
+            if roll is not None:
+                # One board records one turn: a second move would silently start a game of its own.
+                raise bad(f"one board holds one move, {part!r} is a second")
             if m.group(1):
                 player = Side(m.group(1).lower())
             roll = Roll(int(m.group(2)), int(m.group(3)))

@@ -96,6 +96,9 @@ class CellNetOptions:
     #: trained without it (with it, 12 epochs: point validation top-1 97.58 % v 97.45 %, but more point
     #: squares of the end-to-end pages read wrong); the shipped centre model with it (see above).
     augment: bool = False
+    #: Bend the training cells' strokes by a smooth random field of about this many pixels
+    #: (:func:`elastic_batch`; 0 = off): new shapes of the same digits, for writers never seen.
+    elastic: float = 0.0
     #: Which models to train ("point", "centre").
     kinds: tuple[str, ...] = ("point", "centre")
     overwrite: bool = False
@@ -271,8 +274,33 @@ def augment_batch(torch: Any, xb: Any, generator: Any, centre: bool) -> Any:
     return out
 
 
+#: Control points of the elastic field across a cell (rows, columns): a stroke bends, never zigzags.
+ELASTIC_GRID = (7, 5)
+
+
+def elastic_batch(torch: Any, xb: Any, generator: Any, pixels: float) -> Any:
+    """Bend most cells of a batch by a smooth random displacement field (Simard et al.'s elastic distortion).
+
+    Per cell, with probability AUGMENT_SHARE: a displacement drawn at ELASTIC_GRID control
+    points (normal, ``pixels`` standard deviation in each direction), interpolated bicubically over
+    the cell. Affine maps only lean or stretch a glyph; this changes its shape (a loop opens, a
+    stroke curls), which is how one writer's digit differs from another's.
+    """
+    n, _, h, w = xb.shape
+    f = torch.nn.functional
+    on = (torch.rand(n, generator=generator) < AUGMENT_SHARE).float().view(n, 1, 1, 1)
+    coarse = torch.randn(n, 2, *ELASTIC_GRID, generator=generator) * pixels
+    field = f.interpolate(coarse, size=(h, w), mode="bicubic", align_corners=True) * on
+    ys = torch.linspace(-1.0 + 1.0 / h, 1.0 - 1.0 / h, h)
+    xs = torch.linspace(-1.0 + 1.0 / w, 1.0 - 1.0 / w, w)
+    gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+    # Pixels to normalised coordinates (align_corners=False): x_n = (2 x + 1) / w - 1.
+    grid = torch.stack([gx + field[:, 0] * (2.0 / w), gy + field[:, 1] * (2.0 / h)], dim=3)
+    return f.grid_sample(xb, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+
+
 def _fit(torch: Any, model: Any, data: CellSamples, epochs: int, seed: int, centre: bool,
-         progress: Callable[[str], None] | None, augment: bool = False) -> None:
+         progress: Callable[[str], None] | None, augment: bool = False, elastic: float = 0.0) -> None:
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     batch = 128
@@ -294,6 +322,8 @@ def _fit(torch: Any, model: Any, data: CellSamples, epochs: int, seed: int, cent
             # Cutting is never exact: shifts of a few pixels.
             dx, dy = (int(v) for v in torch.randint(-shift, shift + 1, (2,), generator=generator))
             xb = torch.roll(xb, shifts=(dy, dx), dims=(2, 3))
+            if elastic > 0.0:
+                xb = elastic_batch(torch, xb, generator, elastic)
             if augment:
                 xb = augment_batch(torch, xb, generator, centre)
             out = model(xb)
@@ -417,7 +447,8 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         model = build_model(torch, shape)
         start = time.perf_counter()
         epochs = options.centre_epochs if kind == "centre" else options.epochs
-        _fit(torch, model, fit, epochs, options.seed, kind == "centre", progress, augment=options.augment)
+        _fit(torch, model, fit, epochs, options.seed, kind == "centre", progress, augment=options.augment,
+             elastic=options.elastic)
         seconds = time.perf_counter() - start
         logits = _logits(torch, model, val.inputs)
         t = fit_temperatures(logits, val)
@@ -447,6 +478,7 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                 "multi_matches": options.multi_matches,
                 "val_matches": list(options.val_matches), "epochs": options.epochs,
                 "centre_epochs": options.centre_epochs, "seed": options.seed, "augment": options.augment,
+                "elastic": options.elastic,
             },
             "figures": figures[kind],
         }

@@ -107,6 +107,26 @@ def test_augmentation_keeps_shape_and_range_and_is_seeded() -> None:
     assert float(a.sum(dim=(1, 2, 3)).min()) > 0.4 * float(x[0].sum())
 
 
+def test_elastic_bending_moves_strokes_a_little_and_is_seeded() -> None:
+    torch = pytest.importorskip("torch")
+    from digitise.training.cellnet import elastic_batch
+
+    x = torch.zeros(64, 1, *POINT_SHAPE)
+    x[:, :, 20:44, 22:26] = 1.0  # a "1": one upright stroke
+    a = elastic_batch(torch, x, torch.Generator().manual_seed(5), 1.0)
+    b = elastic_batch(torch, x, torch.Generator().manual_seed(5), 1.0)
+    assert a.shape == x.shape and torch.equal(a, b)
+    assert float(a.min()) >= 0.0 and float(a.max()) <= 1.0
+    moved = (a - x).abs().sum(dim=(1, 2, 3)) > 1e-3
+    # Most cells bent, some left as drawn (the same share as the affine distortions).
+    assert 0.5 < float(moved.float().mean()) < 1.0
+    # A bend, not a new glyph: the ink stays where the stroke was, give or take a few pixels.
+    near = torch.zeros_like(x)
+    near[:, :, 14:50, 16:32] = 1.0
+    assert float((a * near).sum()) > 0.97 * float(a.sum())
+    assert torch.equal(elastic_batch(torch, x, torch.Generator().manual_seed(5), 0.0), x)
+
+
 def test_cached_cells_are_only_reused_for_the_seeds_they_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """More whole matches than a cache holds generate only the new seeds; other counts never reuse a file."""
     from digitise.training import cellnet
