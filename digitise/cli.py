@@ -139,21 +139,32 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     from digitise.pipeline import batch as run_batch
 
     found, _ = find_jobs(input_dir, output_dir)
-    total = sum(len(j.pages) for j in found)
+    total = sum(j.size for j in found)
     bar = None
     if is_terminal():
         from tqdm import tqdm
 
         bar = tqdm(total=total, unit="page", file=sys.stderr)
+    # Pages counted so far per match: the bar moves a page at a time, and a match's end makes up
+    # the pages it never read (a bad file), so the bar ends at its total.
+    counted: dict[str, int] = {}
+    ended: set[str] = set()
+
+    def page_read(name: str) -> None:
+        if bar is not None and name not in ended:
+            counted[name] = counted.get(name, 0) + 1
+            bar.update(1)
 
     def progress(result: Any) -> None:
+        ended.add(result.name)
         if bar is not None:
-            bar.update(result.pages)
+            bar.update(max(0, result.pages - counted.get(result.name, 0)))
         else:
-            click.echo(f"{result.status:8} {result.name} ({result.pages} pages)", err=True)
+            click.echo(f"{result.status:8} {result.name} ({result.pages} page{'' if result.pages == 1 else 's'})",
+                       err=True)
 
     summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, overwrite=force), jobs=jobs,
-                        progress=progress)
+                        progress=progress, page_progress=page_read if bar is not None else None)
     if bar is not None:
         bar.close()
     counts: dict[str, int] = {}

@@ -94,12 +94,14 @@ def _fewer_collections() -> None:
         gc.set_threshold(GC_YOUNG_THRESHOLD, *older)
 
 
-def scan(pages: Sequence[Path], output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
+def scan(pages: Sequence[Path], output: Path, report: Path | None, options: ScanOptions, *,
+         on_page: Callable[[], None] | None = None) -> ScanSummary:
     """Read ``pages`` as one match, solve it, write the ``.mat`` (and the report).
 
     Raises :class:`DigitiseError` when nothing usable could be read. Pages that
     fail on their own are listed in the summary (and flagged in the report);
-    the rest of the match is still written.
+    the rest of the match is still written. ``on_page`` is called after each
+    page is read (progress).
     """
     from digitise.notation.readings import renumbered
     from digitise.review.apply import solve_with_corrections
@@ -111,7 +113,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _fewer_collections()
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
-    outcome = read_pages(list(pages), template=options.template)
+    outcome = read_pages(list(pages), template=options.template, on_page=on_page)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
     if not readings.pages:
@@ -240,6 +242,13 @@ class Job:
     pages: tuple[Path, ...]
     output: Path
     report: Path
+    #: Pages in its files (a PDF or TIFF holds several), counted by :func:`find_jobs`; 0: one a file.
+    page_count: int = 0
+
+    @property
+    def size(self) -> int:
+        """How many pages the job has to read (what the progress bar counts)."""
+        return self.page_count or len(self.pages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +280,8 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     output folder, when it is inside the input, is not an input. Raises
     :class:`InputError` when ``input_dir`` is no folder or holds nothing.
     """
+    from digitise.vision.images import page_count
+
     if not input_dir.is_dir():
         raise InputError("not a folder", input_dir)
     try:
@@ -313,7 +324,8 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
             continue
-        found.append((entry, Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json")))
+        found.append((entry, Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json",
+                                 sum(page_count(page) for page in pages))))
     by_name: dict[str, list[Path]] = {}
     for entry, job in found:
         by_name.setdefault(job.name, []).append(entry)
@@ -322,7 +334,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         clash = by_name[job.name]
         if len(clash) > 1:
             others = ", ".join(str(e) for e in clash if e != entry)
-            failed.append(JobResult(entry.name, "failed", len(job.pages),
+            failed.append(JobResult(entry.name, "failed", job.size,
                                     f"{entry}: {others} would also write {job.output.name}: rename one"))
         else:
             jobs.append(job)
@@ -350,25 +362,33 @@ def _pages_under(folder: Path) -> Iterator[Path]:
                 yield path
 
 
+#: Where a worker tells the batch that a page was read: the job's name goes in (set by the batch).
+_page_events: Any = None
+
+
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
     start = time.perf_counter()
+    events = _page_events
+    on_page = (lambda: events.put(job.name)) if events is not None else None
     try:
-        summary = scan(list(job.pages), job.output, job.report, options)
+        summary = scan(list(job.pages), job.output, job.report, options, on_page=on_page)
     except DigitiseError as exc:
         # The summary line must say which match failed, even when the error names no file.
         reason = exc.message if exc.path else f"{job.name}: {exc.message}"
-        return JobResult(job.name, "failed", len(job.pages), reason, seconds=time.perf_counter() - start)
+        return JobResult(job.name, "failed", job.size, reason, seconds=time.perf_counter() - start)
     except Exception as exc:  # a bug in one job must not cost the batch
         log.debug("job %s crashed", job.name, exc_info=True)
-        return JobResult(job.name, "failed", len(job.pages), f"{job.name}: internal error: {type(exc).__name__}: {exc}",
+        return JobResult(job.name, "failed", job.size, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start)
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
-    return JobResult(job.name, status, len(job.pages), turns=summary.turns, flagged=summary.flagged,
+    return JobResult(job.name, status, job.size, turns=summary.turns, flagged=summary.flagged,
                      seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes)
 
 
-def _init_worker() -> None:
+def _init_worker(events: Any = None) -> None:
+    global _page_events
+    _page_events = events
     # One process per core: keep each library single-threaded so jobs don't fight.
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
@@ -415,14 +435,18 @@ def batch(
     *,
     jobs: int | None = None,
     progress: Callable[[JobResult], None] | None = None,
+    page_progress: Callable[[str], None] | None = None,
     runner: Callable[[Job, ScanOptions], JobResult] = run_job,
 ) -> BatchSummary:
     """Convert every match under ``input_dir`` into ``output_dir``.
 
     Matches already converted are skipped unless ``options.overwrite``.
     ``runner`` is the per-job function (tests inject failing ones); it runs in
-    ``jobs`` worker processes (default: all cores).
+    ``jobs`` worker processes (default: all cores). ``progress`` hears of each
+    job as it ends, ``page_progress`` of each page read (the job's name) as it
+    is read, in whichever process reads it.
     """
+    global _page_events
     start = time.perf_counter()
     found, failed = find_jobs(input_dir, output_dir)
     if options.template is not None:
@@ -436,7 +460,7 @@ def batch(
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
-            results[job.name] = JobResult(job.name, "skipped", len(job.pages), "already converted (use --force)")
+            results[job.name] = JobResult(job.name, "skipped", job.size, "already converted (use --force)")
         else:
             todo.append(job)
     for r in (*failed, *results.values()):
@@ -446,34 +470,65 @@ def batch(
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
     if workers == 1:
-        for job in todo:
-            result = runner(job, own)
-            results[job.name] = result
-            if progress:
-                progress(result)
+        _page_events = _Relay(page_progress) if page_progress else None
+        try:
+            for job in todo:
+                result = runner(job, own)
+                results[job.name] = result
+                if progress:
+                    progress(result)
+        finally:
+            _page_events = None
     else:
         # Longest matches first, so no worker is left with a long one at the end (results keep job order).
-        by_size = sorted(todo, key=lambda job: -len(job.pages))
+        by_size = sorted(todo, key=lambda job: -job.size)
         # forkserver, not fork: forking a process that runs threads (a GUI, a test
         # runner, onnxruntime) can deadlock the children.
         context = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, mp_context=context) as pool:
+        events = context.SimpleQueue() if page_progress else None
+
+        def relay_pages() -> None:
+            while events is not None and page_progress is not None and not events.empty():
+                page_progress(events.get())
+
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(events,),
+                                 mp_context=context) as pool:
             pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in by_size}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                # Woken now and then to pass on the pages read, not only when a match is done.
+                done, _ = wait(pending, timeout=PAGE_POLL_SECONDS if events is not None else None,
+                               return_when=FIRST_COMPLETED)
+                relay_pages()
                 for future in done:
                     job = pending.pop(future)
                     try:
                         result = future.result()
                     except Exception as exc:  # noqa: BLE001 - a worker that died
-                        result = JobResult(job.name, "failed", len(job.pages), f"{job.name}: worker failed: {exc}")
+                        result = JobResult(job.name, "failed", job.size, f"{job.name}: worker failed: {exc}")
                     results[job.name] = result
                     if progress:
                         progress(result)
+            relay_pages()
+        if events is not None:
+            events.close()
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start)
     # The summary is the batch's own log: each run replaces it on purpose.
     write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
     return summary
+
+
+#: How often (seconds) a batch with workers passes on the pages they read.
+PAGE_POLL_SECONDS = 0.2
+
+
+class _Relay:
+    """A batch run in-process: pages read are told straight away, as a worker's queue would."""
+
+    def __init__(self, tell: Callable[[str], None]) -> None:
+        self.tell = tell
+
+    def put(self, name: str) -> None:
+        self.tell(name)
 
 
 def iter_failures(summary: BatchSummary) -> Iterator[JobResult]:

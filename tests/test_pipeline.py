@@ -220,3 +220,44 @@ def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_miss
     given = _paged(numbers)
     readings, note = order_by_header(given)
     assert readings == given and note == ORDER_KEPT
+
+
+def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:
+    """Tells the batch of each page as the real scan does (through the worker's channel), then writes."""
+    from digitise import pipeline
+
+    for _ in range(job.size):
+        pipeline._page_events.put(job.name)
+    return _fake_runner(job, options)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_batch_tells_of_every_page_as_it_is_read(tmp_path: Path, jobs: int) -> None:
+    scans = tmp_path / "scans"
+    for name, count in (("m1", 3), ("m2", 2)):
+        (scans / name).mkdir(parents=True)
+        for k in range(count):
+            (scans / name / f"p{k}.png").write_bytes(b"x")
+    told: list[tuple[str, str]] = []
+    batch(scans, tmp_path / "out", ScanOptions(), jobs=jobs, runner=_page_telling_runner,
+          page_progress=lambda name: told.append(("page", name)), progress=lambda r: told.append(("end", r.name)))
+    assert sorted(told) == [("end", "m1"), ("end", "m2")] + [("page", "m1")] * 3 + [("page", "m2")] * 2
+    # A match's pages are all told before its end (the bar then makes up only what was never read).
+    for name in ("m1", "m2"):
+        end = told.index(("end", name))
+        assert max(i for i, event in enumerate(told) if event == ("page", name)) < end
+
+
+def test_a_pdf_match_counts_its_pages_and_tells_each_as_it_is_read(tmp_path: Path) -> None:
+    """The real scan through the batch: one PDF of five pages is five pages, told one by one."""
+    pdf = Path(__file__).resolve().parent.parent / "samples" / "chen-dana" / "medium" / "pages.pdf"
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "cd.pdf").write_bytes(pdf.read_bytes())
+    jobs, _ = find_jobs(scans, tmp_path / "out")
+    assert [(j.name, j.size) for j in jobs] == [("cd", 5)]
+    pages: list[str] = []
+    summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, page_progress=pages.append)
+    assert pages == ["cd"] * 5
+    assert [(r.name, r.pages) for r in summary.results] == [("cd", 5)]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"][0]["pages"] == 5

@@ -485,6 +485,34 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
         yield _check_size(_decode_single(data, file), file, 1)
 
 
+def page_count(path: str | Path) -> int:
+    """How many pages ``path`` holds, without rendering or decoding them (1 for a single image).
+
+    For progress only: a file that cannot be opened counts as one page (reading
+    it says what is wrong with it).
+    """
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            kind = _kind(handle.read(1024))
+        if kind == "pdf":
+            import pypdfium2 as pdfium
+
+            document = pdfium.PdfDocument(str(file))
+            try:
+                return max(1, len(document))
+            finally:
+                document.close()
+        if kind == "tiff":
+            from PIL import Image
+
+            with Image.open(file) as container:
+                return max(1, int(getattr(container, "n_frames", 1)))
+    except Exception:  # noqa: BLE001 - whatever is wrong, iter_pages reports it when the page is read
+        return 1
+    return 1
+
+
 def load_pages(path: str | Path) -> list[PageImage | PageError]:
     """All pages of ``path`` (see :func:`iter_pages`)."""
     return list(iter_pages(path))

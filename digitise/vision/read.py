@@ -455,6 +455,11 @@ def resolve_templates(template: Template | str | Path | None) -> list[Template]:
     return [load_template(template)]
 
 
+def _tell(on_page: Callable[[], None] | None) -> None:
+    if on_page is not None:
+        on_page()
+
+
 def read_pages(
     paths: Iterable[str | Path],
     template: Template | str | Path | None = None,
@@ -463,6 +468,7 @@ def read_pages(
     header: bool = True,
     debug_dir: str | Path | None = None,
     overwrite: bool = False,
+    on_page: Callable[[], None] | None = None,
 ) -> ReadOutcome:
     """Read every page of every file in order; bad files and pages are collected, not fatal.
 
@@ -470,7 +476,8 @@ def read_pages(
     find the paper from each page. Raises only for a bad template. The
     paths are one match: the header fields it shares (length, players,
     event...) are read from its first HEADER_PAGES pages whose header holds
-    writing, every page's own number from every page.
+    writing, every page's own number from every page. ``on_page`` is called
+    after each page, read or not (a batch's progress bar).
     """
     templates = resolve_templates(template)
     keep_freed_memory()
@@ -485,6 +492,7 @@ def read_pages(
             for item in iter_pages(path):
                 if isinstance(item, DigitiseError):
                     errors.append(item)
+                    _tell(on_page)
                     continue
                 try:
                     # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
@@ -492,7 +500,9 @@ def read_pages(
                                                      match_fields=headed < HEADER_PAGES)
                 except PageError as exc:
                     errors.append(exc)
+                    _tell(on_page)
                     continue
+                _tell(on_page)
                 if analysis.pending_text or "match_length" in reading.header:
                     headed += 1
                 pages.append(reading)

@@ -81,6 +81,21 @@ def test_multi_page_pdf_rendered_near_300_dpi(tmp_path: Path) -> None:
     assert pdf_render_scale(842 * 4, 595 * 4) * 72 < 300
 
 
+def test_page_count_without_decoding(tmp_path: Path) -> None:
+    """What a batch's progress bar counts: every page of a PDF or TIFF, one for an image or a bad file."""
+    from digitise.vision.images import page_count
+
+    frames = [Image.fromarray(_page(value)) for value in (180, 200, 220)]
+    frames[0].save(tmp_path / "pages.tif", save_all=True, append_images=frames[1:])
+    frames[0].convert("RGB").save(tmp_path / "pages.pdf", save_all=True, append_images=[f.convert("RGB") for f in frames[1:3]])
+    frames[0].save(tmp_path / "page.png")
+    (tmp_path / "cut.pdf").write_bytes((tmp_path / "pages.pdf").read_bytes()[:100])
+    (tmp_path / "notes.pdf").write_text("not a PDF")
+    counts = {name: page_count(tmp_path / name) for name in
+              ("pages.tif", "pages.pdf", "page.png", "cut.pdf", "notes.pdf", "missing.pdf")}
+    assert counts == {"pages.tif": 3, "pages.pdf": 3, "page.png": 1, "cut.pdf": 1, "notes.pdf": 1, "missing.pdf": 1}
+
+
 def test_not_an_image(tmp_path: Path) -> None:
     target = tmp_path / "notes.png"
     target.write_text("these are not pixels\n")
