@@ -276,22 +276,24 @@ def augment_batch(torch: Any, xb: Any, generator: Any, centre: bool) -> Any:
     return out
 
 
-#: Control points of the elastic field across a cell (rows, columns): a stroke bends, never zigzags.
-ELASTIC_GRID = (7, 5)
+#: Pixels between the elastic field's control points (7 x 5 of them over a point square, 5 x 16 over
+#: the centre strip): about a digit's half-height, so a stroke bends but never zigzags.
+ELASTIC_SPACING = 10.7
 
 
 def elastic_batch(torch: Any, xb: Any, generator: Any, pixels: float) -> Any:
     """Bend most cells of a batch by a smooth random displacement field (Simard et al.'s elastic distortion).
 
-    Per cell, with probability AUGMENT_SHARE: a displacement drawn at ELASTIC_GRID control
-    points (normal, ``pixels`` standard deviation in each direction), interpolated bicubically over
+    Per cell, with probability AUGMENT_SHARE: a displacement drawn at control points
+    ELASTIC_SPACING apart (normal, ``pixels`` standard deviation in each direction), interpolated bicubically over
     the cell. Affine maps only lean or stretch a glyph; this changes its shape (a loop opens, a
     stroke curls), which is how one writer's digit differs from another's.
     """
     n, _, h, w = xb.shape
     f = torch.nn.functional
     on = (torch.rand(n, generator=generator) < AUGMENT_SHARE).float().view(n, 1, 1, 1)
-    coarse = torch.randn(n, 2, *ELASTIC_GRID, generator=generator) * pixels
+    grid_shape = (round(h / ELASTIC_SPACING) + 1, round(w / ELASTIC_SPACING) + 1)
+    coarse = torch.randn(n, 2, *grid_shape, generator=generator) * pixels
     field = f.interpolate(coarse, size=(h, w), mode="bicubic", align_corners=True) * on
     ys = torch.linspace(-1.0 + 1.0 / h, 1.0 - 1.0 / h, h)
     xs = torch.linspace(-1.0 + 1.0 / w, 1.0 - 1.0 / w, w)
