@@ -135,16 +135,19 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import ScanOptions, find_jobs, is_terminal
+    from digitise.pipeline import ScanOptions, is_terminal
     from digitise.pipeline import batch as run_batch
 
-    found, _ = find_jobs(input_dir, output_dir)
-    total = sum(j.size for j in found)
     bar = None
-    if is_terminal():
-        from tqdm import tqdm
+    terminal = is_terminal()
 
-        bar = tqdm(total=total, unit="page", file=sys.stderr)
+    def started(total: int) -> None:
+        nonlocal bar
+        if terminal:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, unit="page", file=sys.stderr)
+
     # Pages counted so far per match: the bar moves a page at a time, and a match's end makes up
     # the pages it never read (a bad file), so the bar ends at its total.
     counted: dict[str, int] = {}
@@ -164,7 +167,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
                        err=True)
 
     summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, overwrite=force), jobs=jobs,
-                        progress=progress, page_progress=page_read if bar is not None else None)
+                        progress=progress, page_progress=page_read if terminal else None, started=started)
     if bar is not None:
         bar.close()
     counts: dict[str, int] = {}

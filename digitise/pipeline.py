@@ -242,13 +242,8 @@ class Job:
     pages: tuple[Path, ...]
     output: Path
     report: Path
-    #: Pages in its files (a PDF or TIFF holds several), counted by :func:`find_jobs`; 0: one a file.
-    page_count: int = 0
-
-    @property
-    def size(self) -> int:
-        """How many pages the job has to read (what the progress bar counts)."""
-        return self.page_count or len(self.pages)
+    #: Pages in its files (a PDF or TIFF holds several): what the progress bar counts.
+    page_count: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +329,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         clash = by_name[job.name]
         if len(clash) > 1:
             others = ", ".join(str(e) for e in clash if e != entry)
-            failed.append(JobResult(entry.name, "failed", job.size,
+            failed.append(JobResult(entry.name, "failed", job.page_count,
                                     f"{entry}: {others} would also write {job.output.name}: rename one"))
         else:
             jobs.append(job)
@@ -362,33 +357,34 @@ def _pages_under(folder: Path) -> Iterator[Path]:
                 yield path
 
 
-#: Where a worker tells the batch that a page was read: the job's name goes in (set by the batch).
-_page_events: Any = None
+#: How this process tells the batch that a page was read, given the job's name (set by the batch:
+#: its own callback in-process, a queue's ``put`` in a worker).
+_page_read: Callable[[str], None] | None = None
 
 
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
     start = time.perf_counter()
-    events = _page_events
-    on_page = (lambda: events.put(job.name)) if events is not None else None
+    tell = _page_read
+    on_page = (lambda: tell(job.name)) if tell is not None else None
     try:
         summary = scan(list(job.pages), job.output, job.report, options, on_page=on_page)
     except DigitiseError as exc:
         # The summary line must say which match failed, even when the error names no file.
         reason = exc.message if exc.path else f"{job.name}: {exc.message}"
-        return JobResult(job.name, "failed", job.size, reason, seconds=time.perf_counter() - start)
+        return JobResult(job.name, "failed", job.page_count, reason, seconds=time.perf_counter() - start)
     except Exception as exc:  # a bug in one job must not cost the batch
         log.debug("job %s crashed", job.name, exc_info=True)
-        return JobResult(job.name, "failed", job.size, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
+        return JobResult(job.name, "failed", job.page_count, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start)
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
-    return JobResult(job.name, status, job.size, turns=summary.turns, flagged=summary.flagged,
+    return JobResult(job.name, status, job.page_count, turns=summary.turns, flagged=summary.flagged,
                      seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes)
 
 
 def _init_worker(events: Any = None) -> None:
-    global _page_events
-    _page_events = events
+    global _page_read
+    _page_read = events.put if events is not None else None
     # One process per core: keep each library single-threaded so jobs don't fight.
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
@@ -436,6 +432,7 @@ def batch(
     jobs: int | None = None,
     progress: Callable[[JobResult], None] | None = None,
     page_progress: Callable[[str], None] | None = None,
+    started: Callable[[int], None] | None = None,
     runner: Callable[[Job, ScanOptions], JobResult] = run_job,
 ) -> BatchSummary:
     """Convert every match under ``input_dir`` into ``output_dir``.
@@ -444,9 +441,9 @@ def batch(
     ``runner`` is the per-job function (tests inject failing ones); it runs in
     ``jobs`` worker processes (default: all cores). ``progress`` hears of each
     job as it ends, ``page_progress`` of each page read (the job's name) as it
-    is read, in whichever process reads it.
+    is read, in whichever process reads it; ``started`` of the pages found, before any job.
     """
-    global _page_events
+    global _page_read
     start = time.perf_counter()
     found, failed = find_jobs(input_dir, output_dir)
     if options.template is not None:
@@ -455,12 +452,14 @@ def batch(
         resolve_templates(options.template)  # a bad --template is one error, not one per match
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
+    if started:
+        started(sum(job.page_count for job in found))
     # Job names are unique (find_jobs fails clashing ones), so results can be keyed by them.
     results: dict[str, JobResult] = {}
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
-            results[job.name] = JobResult(job.name, "skipped", job.size, "already converted (use --force)")
+            results[job.name] = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
         else:
             todo.append(job)
     for r in (*failed, *results.values()):
@@ -470,7 +469,7 @@ def batch(
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
     if workers == 1:
-        _page_events = _Relay(page_progress) if page_progress else None
+        _page_read = page_progress
         try:
             for job in todo:
                 result = runner(job, own)
@@ -478,10 +477,10 @@ def batch(
                 if progress:
                     progress(result)
         finally:
-            _page_events = None
+            _page_read = None
     else:
         # Longest matches first, so no worker is left with a long one at the end (results keep job order).
-        by_size = sorted(todo, key=lambda job: -job.size)
+        by_size = sorted(todo, key=lambda job: -job.page_count)
         # forkserver, not fork: forking a process that runs threads (a GUI, a test
         # runner, onnxruntime) can deadlock the children.
         context = multiprocessing.get_context("forkserver")
@@ -504,7 +503,7 @@ def batch(
                     try:
                         result = future.result()
                     except Exception as exc:  # noqa: BLE001 - a worker that died
-                        result = JobResult(job.name, "failed", job.size, f"{job.name}: worker failed: {exc}")
+                        result = JobResult(job.name, "failed", job.page_count, f"{job.name}: worker failed: {exc}")
                     results[job.name] = result
                     if progress:
                         progress(result)
@@ -519,16 +518,6 @@ def batch(
 
 #: How often (seconds) a batch with workers passes on the pages they read.
 PAGE_POLL_SECONDS = 0.2
-
-
-class _Relay:
-    """A batch run in-process: pages read are told straight away, as a worker's queue would."""
-
-    def __init__(self, tell: Callable[[str], None]) -> None:
-        self.tell = tell
-
-    def put(self, name: str) -> None:
-        self.tell(name)
 
 
 def iter_failures(summary: BatchSummary) -> Iterator[JobResult]:

@@ -226,8 +226,9 @@ def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:
     """Tells the batch of each page as the real scan does (through the worker's channel), then writes."""
     from digitise import pipeline
 
-    for _ in range(job.size):
-        pipeline._page_events.put(job.name)
+    for _ in range(job.page_count):
+        assert pipeline._page_read is not None
+        pipeline._page_read(job.name)
     return _fake_runner(job, options)
 
 
@@ -255,7 +256,7 @@ def test_a_pdf_match_counts_its_pages_and_tells_each_as_it_is_read(tmp_path: Pat
     scans.mkdir()
     (scans / "cd.pdf").write_bytes(pdf.read_bytes())
     jobs, _ = find_jobs(scans, tmp_path / "out")
-    assert [(j.name, j.size) for j in jobs] == [("cd", 5)]
+    assert [(j.name, j.page_count) for j in jobs] == [("cd", 5)]
     pages: list[str] = []
     summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, page_progress=pages.append)
     assert pages == ["cd"] * 5

@@ -17,7 +17,7 @@ A page that is not a note raises :class:`~digitise.errors.PageError`;
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -455,9 +455,12 @@ def resolve_templates(template: Template | str | Path | None) -> list[Template]:
     return [load_template(template)]
 
 
-def _tell(on_page: Callable[[], None] | None) -> None:
-    if on_page is not None:
-        on_page()
+def _each_told(items: Iterable[Any], on_page: Callable[[], None] | None) -> Iterator[Any]:
+    """``items``, calling ``on_page`` after each one's loop body is done (the loop asks for the next)."""
+    for item in items:
+        yield item
+        if on_page is not None:
+            on_page()
 
 
 def read_pages(
@@ -489,10 +492,9 @@ def read_pages(
     headed = 0
     for path in paths:
         try:
-            for item in iter_pages(path):
+            for item in _each_told(iter_pages(path), on_page):
                 if isinstance(item, DigitiseError):
                     errors.append(item)
-                    _tell(on_page)
                     continue
                 try:
                     # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
@@ -500,9 +502,7 @@ def read_pages(
                                                      match_fields=headed < HEADER_PAGES)
                 except PageError as exc:
                     errors.append(exc)
-                    _tell(on_page)
                     continue
-                _tell(on_page)
                 if analysis.pending_text or "match_length" in reading.header:
                     headed += 1
                 pages.append(reading)
