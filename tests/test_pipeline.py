@@ -241,7 +241,11 @@ def test_batch_tells_of_every_page_as_it_is_read(tmp_path: Path, jobs: int) -> N
             (scans / name / f"p{k}.png").write_bytes(b"x")
     told: list[tuple[str, str]] = []
     batch(scans, tmp_path / "out", ScanOptions(), jobs=jobs, runner=_page_telling_runner,
-          page_progress=lambda name: told.append(("page", name)), progress=lambda r: told.append(("end", r.name)))
+          page_progress=lambda name: told.append(("page", name)), progress=lambda r: told.append(("end", r.name)),
+          started=lambda total: told.append(("start", str(total))))
+    # The page total comes first, before any job (the bar is made from it).
+    assert told[0] == ("start", "5")
+    told = told[1:]
     assert sorted(told) == [("end", "m1"), ("end", "m2")] + [("page", "m1")] * 3 + [("page", "m2")] * 2
     # A match's pages are all told before its end (the bar then makes up only what was never read).
     for name in ("m1", "m2"):
