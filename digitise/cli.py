@@ -19,6 +19,7 @@ import click
 
 from digitise import __version__
 from digitise.errors import DigitiseError, ExitCode
+from digitise.game.match import MAX_MATCH_LENGTH
 
 if TYPE_CHECKING:
     from digitise.pipeline import ScanSummary
@@ -87,7 +88,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="The .mat file to write.")
 @click.option("--report", type=click.Path(path_type=Path), help="The report JSON (for the review page).")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
-@click.option("--length", type=click.IntRange(0, 64), help="Match length, 0 for unlimited (else from the header).")
+@click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--template", help="Template name or JSON file (default: found from the page).")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order: as given, or by the page number written in the header.")
@@ -128,7 +129,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False))
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
 @click.option("--template", help="Template name or JSON file.")
-@click.option("--length", type=click.IntRange(0, 64),
+@click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH),
               help="Match length of every match, 0 for unlimited (else from each match's headers).")
 @click.option("--force", is_flag=True, help="Convert again matches already done.")
 @_reports_errors
@@ -365,7 +366,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
               help="The .mat file to write.")
 @click.option("--report", type=click.Path(path_type=Path, dir_okay=False), help="The report JSON to write.")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
-@click.option("--length", type=click.IntRange(0, 64), help="Match length, 0 for unlimited (else from the header).")
+@click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--corrections", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="Corrections saved by the review page, applied as hard constraints.")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")

@@ -74,6 +74,12 @@ class IllegalPlayError(DigitiseError):
     """A play that the rules do not allow in the given position."""
 
 
+class OptionError(DigitiseError):
+    """An option that cannot be honoured on this machine (a port already in use): the fix is another value."""
+
+    exit_code = ExitCode.USAGE
+
+
 class OutputError(DigitiseError):
     """An output file that cannot be written (exists, no permission)."""
 

@@ -60,15 +60,17 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     return target
 
 
-def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Path] = ()) -> None:
+def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Path] = (),
+                  replaceable: Sequence[Path] = ()) -> None:
     """Refuse, before any work, outputs that could not all be written: so none is left half done.
 
     Two outputs under one name, an output that is one of the command's
     ``inputs`` (even with ``overwrite``), a folder where a file is to go, an
-    existing file without ``overwrite``, a folder that is a file or cannot be
-    written.
+    existing file without ``overwrite`` (unless it is one of the targets
+    named ``replaceable``), a folder that is a file or cannot be written.
     """
     read_from = {real_path(p) for p in inputs}
+    leftover = {real_path(p) for p in replaceable}
     seen: dict[Path, Path] = {}
     for target in targets:
         key = real_path(target)
@@ -79,11 +81,21 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
         seen[key] = target
         if target.is_dir():
             raise OutputError("is a folder, not a file", target)
-        if target.exists() and not overwrite:
+        if target.exists() and not overwrite and key not in leftover:
             raise OutputError("exists already (use --force to replace it)", target)
         problem = folder_problem(target)
         if problem:
             raise OutputError(f"cannot write: {problem}", target)
+
+
+def beside(report: str | Path, suffix: str) -> Path:
+    """A file kept next to a report: ``m1.report.json`` with ``.readings.json`` is ``m1.report.readings.json``.
+
+    The report's name is kept whole (less ``.json``), so a file beside it
+    never takes the name of the match's own ``.mat`` or of another match's files.
+    """
+    report = Path(report)
+    return report.with_name(report.name.removesuffix(".json") + suffix)
 
 
 def real_path(path: str | Path) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, ExitCode, InputError
-from digitise.fileio import check_outputs, make_folder, real_path, write_atomic
+from digitise.fileio import beside, check_outputs, make_folder, real_path, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +126,11 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
+    extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
     if order_note is not None:
         result.report["notes"] = [*result.report.get("notes", ()), order_note]
-    extra = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
+        # Notes of the scan, not of the solve: a re-solve on the review page carries them over.
+        extra["scan_notes"] = [order_note]
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
@@ -168,8 +170,8 @@ def _check_match_outputs(output: Path, report: Path | None, readings_path: Path 
     if options.template and Path(options.template).is_file():
         inputs.append(Path(options.template))
     companions = [t for t in (report, readings_path) if t is not None]
-    check_outputs([output], options.overwrite, inputs=inputs)
-    check_outputs([output, *companions], options.overwrite or options.leftovers, inputs=inputs)
+    check_outputs([output, *companions], options.overwrite, inputs=inputs,
+                  replaceable=companions if options.leftovers else ())
 
 
 def _write_match(result: Any, output: Path, report: Path | None, options: ScanOptions, extra: dict[str, Any],
@@ -205,7 +207,7 @@ def _write_match(result: Any, output: Path, report: Path | None, options: ScanOp
 
 def readings_beside(report: Path) -> Path:
     """Where the reader's output is kept next to a report (the review page re-solves from it)."""
-    return report.with_name(report.name.removesuffix(".json") + ".readings.json")
+    return beside(report, ".readings.json")
 
 
 #: The note of ``--order header`` when some page's number could not be read.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from digitise.errors import ExitCode, OutputError
-from digitise.fileio import write_atomic
+from digitise.fileio import check_outputs, write_atomic
 
 
 def test_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
@@ -62,3 +62,18 @@ def test_a_file_that_appears_while_writing_is_not_replaced(tmp_path: Path, monke
         write_atomic(target, "ours\n")
     assert target.read_text() == "theirs\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mat"]
+
+
+def test_check_outputs_lets_only_the_replaceable_ones_be_replaced(tmp_path: Path) -> None:
+    mat, report = tmp_path / "m.mat", tmp_path / "m.report.json"
+    report.write_text("{}")
+    check_outputs([mat, report], False, replaceable=[report])
+    with pytest.raises(OutputError, match="exists already"):
+        check_outputs([mat, report], False)
+    mat.write_text("")
+    with pytest.raises(OutputError) as info:
+        check_outputs([mat, report], False, replaceable=[report])
+    assert info.value.path == str(mat)
+    check_outputs([mat, report], True)
+    with pytest.raises(OutputError, match="named for two outputs"):
+        check_outputs([mat, mat], True, replaceable=[mat])

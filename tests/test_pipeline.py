@@ -266,3 +266,25 @@ def test_a_pdf_match_counts_its_pages_and_tells_each_as_it_is_read(tmp_path: Pat
     assert pages == ["cd"] * 5
     assert [(r.name, r.pages) for r in summary.results] == [("cd", 5)]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"][0]["pages"] == 5
+
+
+def test_scan_keeps_the_given_order_with_a_note_the_review_page_keeps(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """One page's number unread: the order given is kept, and the report says so where a re-solve keeps it."""
+    from dataclasses import replace
+
+    from digitise.notation.readings import load_readings
+    from digitise.pipeline import ORDER_KEPT, scan
+    from digitise.vision import read
+
+    readings = load_readings(Path(__file__).parent / "data" / "heavy_bearoff_misread.readings.json")
+    second = readings.pages[1]
+    unnumbered = replace(second, header={k: v for k, v in second.header.items() if k != "page"})
+    readings = replace(readings, pages=(readings.pages[0], unnumbered, *readings.pages[2:]))
+    monkeypatch.setattr(read, "read_pages", lambda *a, **k: read.ReadOutcome(readings, ()))
+    page = tmp_path / "p.png"
+    page.write_bytes(b"not read: the reader is replaced")
+    summary = scan([page], tmp_path / "m.mat", tmp_path / "m.report.json", ScanOptions(order="header"))
+    assert ORDER_KEPT in summary.notes and summary.exit_code is ExitCode.FLAGGED
+    report = json.loads((tmp_path / "m.report.json").read_text())
+    assert report["scan_notes"] == [ORDER_KEPT] and report["notes"].count(ORDER_KEPT) == 1

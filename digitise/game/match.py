@@ -37,6 +37,10 @@ class Cube:
         return Cube(self.value * 2, side.opponent)
 
 
+#: The longest match GNU Backgammon plays (its MAXSCORE): a longer length is a misreading or a typo.
+MAX_MATCH_LENGTH = 64
+
+
 @dataclass(frozen=True, slots=True)
 class MatchState:
     """A match between games: its length (0 for unlimited), score and Crawford status.

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from digitise.errors import MatFormatError
 from digitise.fileio import write_atomic
-from digitise.game.match import Score
+from digitise.game.match import MAX_MATCH_LENGTH, Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import ALL_ROLLS, Play, Roll, game_value, is_closed_out, legal_plays
@@ -518,6 +518,8 @@ def parse_mat(text: str, source: str = "<string>") -> MatReadResult:
         m = _LENGTH.match(line)
         if m and length is None:
             length = int(m.group(1))
+            if length > MAX_MATCH_LENGTH:
+                log.add(number, f"a {length} point match: GNU Backgammon plays at most {MAX_MATCH_LENGTH} points")
         else:
             log.add(number, f"unrecognised line before the first game: {line.strip()!r}")
     if length is None and not blocks:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import write_atomic
+from digitise.fileio import beside, write_atomic
 from digitise.game.position import BAR, OFF
 
 FORMAT = "digitise-corrections"
@@ -217,8 +217,7 @@ def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str
 
 def corrections_path(report: str | Path) -> Path:
     """Where the corrections of ``report`` live: ``REPORT.corrections.json`` beside it."""
-    report = Path(report)
-    return report.with_name(report.name.removesuffix(".json") + ".corrections.json")
+    return beside(report, ".corrections.json")
 
 
 def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str]) -> list[tuple[int, int]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from digitise.errors import DigitiseError
+from digitise.errors import DigitiseError, OptionError
 from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
 from digitise.review.session import CorrectionRefused, ReviewSession
@@ -289,11 +289,12 @@ def make_server(
     """Load the report (and its readings and saved corrections) and bind the server.
 
     Raises :class:`DigitiseError` for a bad report, readings or corrections
-    file, or when the address cannot be bound (port in use).
+    file, and :class:`OptionError` when the address cannot be bound (port in
+    use): a usage error, as the fix is another ``--port`` or ``--host``.
     """
     session = ReviewSession(report, readings_path=readings, learn_dir=learn_dir)
     try:
         return ReviewServer(session, host, port)
     except OSError as exc:
         hint = "try another --port" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "check --host"
-        raise DigitiseError(f"cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})") from exc
+        raise OptionError(f"cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})") from exc

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import write_atomic
+from digitise.fileio import beside, write_atomic
+from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
 from digitise.review.apply import corrected_cells, corrected_readings, turn_at, turns_by_board
@@ -263,9 +264,13 @@ class ReviewSession:
 
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "page_errors", "players", "length"):
+        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
+        # The scan's own notes (the page order kept) stay true whatever the corrections.
+        kept = [n for n in self.report.get("scan_notes") or [] if n not in report.get("notes", [])]
+        if kept:
+            report["notes"] = [*report.get("notes", []), *kept]
         return report
 
     def boards(self) -> dict[tuple[int, int], BoardSource]:
@@ -355,6 +360,8 @@ class ReviewSession:
                 "can_resolve": self.solver is not None and self.readings is not None,
                 "can_export": self.match is not None,
                 "messages": list(self.messages),
+                # Doubts about the whole match (a name or the length made up, the page order kept).
+                "notes": [str(n) for n in self.report.get("notes") or []],
             }
 
     def _has_crop(self, page: int, board: int) -> bool:
@@ -416,7 +423,7 @@ class ReviewSession:
 
     def export_name(self) -> str:
         """The file name offered for the exported ``.mat``."""
-        return self.report_path.name.removesuffix(".json") + ".mat"
+        return beside(self.report_path, ".mat").name
 
     # -- corrections -----------------------------------------------------------------------------
 
@@ -658,16 +665,19 @@ def _check_report(doc: dict[str, Any], path: Path) -> None:
                     raise bad(f"{where}.{key}", "not a whole number")
             if not isinstance(turn.get("candidates") or [], list):
                 raise bad(f"{where}.candidates", "not a list")
-    for key in ("skipped", "sources", "page_errors", "notes"):
+    for key in ("skipped", "sources", "page_errors", "notes", "scan_notes"):
         if not isinstance(doc.get(key) or [], list):
             raise bad(f"$.{key}", "not a list")
+    if any(not isinstance(s, str) for s in doc.get("scan_notes") or []):
+        raise bad("$.scan_notes", "a note is not text")
     if any(not isinstance(s, str) for s in doc.get("sources") or []):
         raise bad("$.sources", "a source is not a file name")
     if any(not isinstance(s, dict) for s in doc.get("skipped") or []):
         raise bad("$.skipped", "an entry is not an object")
     length = doc.get("length")
-    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= 64):
-        raise bad("$.length", "not a match length (0-64)")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int)
+                               or not 0 <= length <= MAX_MATCH_LENGTH):
+        raise bad("$.length", f"not a match length (0-{MAX_MATCH_LENGTH})")
     players = doc.get("players")
     if players is not None and not (isinstance(players, list) and len(players) == 2
                                     and all(isinstance(n, str) and n for n in players)):

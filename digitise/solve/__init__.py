@@ -82,7 +82,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from digitise.errors import ReadingsError
-from digitise.game.match import MatchState
+from digitise.game.match import MAX_MATCH_LENGTH, MatchState
 from digitise.game.position import BAR, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
@@ -320,7 +320,7 @@ def _header(readings: Readings) -> dict[str, Any]:
 
     Every page's header votes, weighted by the reader's confidence: one
     misread header (a "3" read as "75") must not outvote the other pages.
-    Lengths above 64 are not matches GNU Backgammon can hold and are ignored.
+    Lengths above ``MAX_MATCH_LENGTH`` are not matches GNU Backgammon can hold and are ignored.
     """
     votes: dict[str, dict[Any, float]] = {"length": {}, "players": {}, "bottom": {}, "top": {}}
     alike = False
@@ -354,7 +354,7 @@ def _header(readings: Readings) -> dict[str, Any]:
             length = int(str(raw).strip())
         except ValueError:
             length = -1
-        if 0 <= length <= 64:
+        if 0 <= length <= MAX_MATCH_LENGTH:
             votes["length"][length] = votes["length"].get(length, 0.0) + conf
         raw, conf = field(page.header, "players")
         if isinstance(raw, (list, tuple)) and len(raw) == 2 and all(raw):

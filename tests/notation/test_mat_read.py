@@ -394,3 +394,14 @@ def test_reader_never_crashes_on_damaged_text(edits: list[tuple[int, int, str]])
     assert all(0 <= p.line <= lines and p.reason for p in result.problems)
     if text == _GOOD:
         assert result.problems == ()
+
+
+def test_a_match_longer_than_gnubg_plays_is_a_problem(tmp_path: Path) -> None:
+    text = HEADER.replace(" 3 point match", " 99 point match") + "  1) 31: 8/5 6/5\n"
+    assert reasons(parse_mat(text)) == [(1, "a 99 point match: GNU Backgammon plays at most 64 points")]
+    assert parse_mat(text.replace(" 99 point", " 64 point")).problems == ()
+    path = tmp_path / "long.mat"
+    path.write_text(text)
+    with pytest.raises(MatFormatError) as info:
+        read_mat_strict(path)
+    assert info.value.message == f"{path}: line 1: a 99 point match: GNU Backgammon plays at most 64 points"

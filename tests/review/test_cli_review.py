@@ -1,9 +1,10 @@
-"""`digitise review` from the command line: serves on 127.0.0.1, bad input is one line and exit 3."""
+"""`digitise review` from the command line: serves on 127.0.0.1; bad input is one line and exit 3, a port in use exit 2."""
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -51,3 +52,16 @@ def test_bad_corrections_file_is_one_line_and_exit_3(sample_report: Path) -> Non
     result = CliRunner().invoke(cli, ["review", str(sample_report), "--no-browser"])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "sample.corrections.json: $.1:2: correction 'jump': cannot read 'jump'" in result.output
+
+
+def test_port_in_use_is_one_line_and_a_usage_error(sample_report: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["review", str(sample_report), "--port", str(port), "--no-browser"])
+    assert result.exit_code == ExitCode.USAGE
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"digitise: error: cannot listen on 127.0.0.1:{port}: ")
+    assert lines[0].endswith("(try another --port)")

@@ -199,3 +199,28 @@ def test_crops_come_from_the_right_page_of_a_multi_page_tiff(tmp_path: Path) -> 
         assert tuple(crop[40, 100]) == (shade // 2, 0, 255)  # the board's own colour
         assert tuple(crop[0, 0]) == (shade, shade, shade)  # the margin around it, from the same page
     assert session.crop_png(3, 1) is None
+
+
+def test_the_scans_notes_survive_a_re_solve(solved_sample: tuple[Path, str]) -> None:
+    """A note of the scan (the page order kept) is no solver's: a correction's re-solve keeps it."""
+    from digitise.pipeline import ORDER_KEPT
+
+    report, _ = solved_sample
+    doc = json.loads(report.read_text())
+    doc["notes"] = [*doc.get("notes", []), ORDER_KEPT]
+    doc["scan_notes"] = [ORDER_KEPT]
+    report.write_text(json.dumps(doc))
+    session = ReviewSession(report)
+    assert session.state()["notes"].count(ORDER_KEPT) == 1
+    session.correct(TRUE_PLAY)
+    assert session.state()["notes"].count(ORDER_KEPT) == 1
+    assert session.report["scan_notes"] == [ORDER_KEPT]
+
+
+def test_a_scan_note_that_is_not_text_is_refused(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    doc = json.loads(report.read_text())
+    doc["scan_notes"] = [3]
+    report.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"\$\.scan_notes: not a digitise report: a note is not text"):
+        ReviewSession(report)

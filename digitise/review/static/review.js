@@ -52,7 +52,10 @@ function render() {
   exportLink.classList.toggle("disabled", !s.can_export);
   exportLink.title = s.can_export ? "Download the corrected match" : "Export needs the readings (--readings)";
   const messages = document.getElementById("messages");
-  messages.replaceChildren(...s.messages.map((m) => el("p", { class: "message" }, m)));
+  messages.replaceChildren(
+    ...s.notes.map((n) => el("p", { class: "message note" }, `Note: ${n}`)),
+    ...s.messages.map((m) => el("p", { class: "message" }, m)),
+  );
   renderList();
   renderDetail();
 }
