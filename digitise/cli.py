@@ -55,7 +55,20 @@ def _reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Tool(click.Group):
+    """The command group, taking ``-v`` wherever it is typed: ``digitise scan ... -v`` as ``digitise -v scan``.
+
+    The error messages say "rerun with -v", and a user adds it at the end.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        verbose = [a for a in args[:end] if a in ("-v", "--verbose")]
+        rest = [a for a in args[:end] if a not in ("-v", "--verbose")]
+        return super().parse_args(ctx, [*verbose[:1], *rest, *args[end:]])
+
+
+@click.group(cls=_Tool, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="digitise")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug logging.")
 def cli(verbose: bool) -> None:
@@ -109,11 +122,17 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
 def _tell(summary: ScanSummary) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
     _problems(summary.page_errors, summary.notes)
-    click.echo(f"{summary.output}: {summary.pages} pages, {summary.games} games, {summary.turns} turns, "
-               f"{summary.flagged} flagged for review")
+    click.echo(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
+               f"{_count(summary.turns, 'turn')}, {summary.flagged} flagged for review")
     if summary.flagged and summary.report:
         click.echo(f"review them with: digitise review {summary.report}")
+    elif summary.flagged:
+        click.echo("to review them, scan again with --report FILE.json, then: digitise review FILE.json")
     raise SystemExit(int(summary.exit_code))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
@@ -126,7 +145,8 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 
 @cli.command()
 @click.argument("input_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False))
+@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Folder for each match's .mat, report and readings, and summary.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
 @click.option("--template", help="Template name or JSON file.")
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH),
@@ -164,8 +184,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         if bar is not None:
             bar.update(max(0, result.pages - counted.get(result.name, 0)))
         else:
-            click.echo(f"{result.status:8} {result.name} ({result.pages} page{'' if result.pages == 1 else 's'})",
-                       err=True)
+            click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
 
     summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, overwrite=force), jobs=jobs,
                         progress=progress, page_progress=page_read if terminal else None, started=started)
@@ -179,6 +198,9 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
+        elif r.status == "flagged" and r.report:
+            turns = f"{r.flagged} of {r.turns} turns flagged; " if r.flagged else ""
+            click.echo(f"digitise: flagged: {r.name}: {turns}review with: digitise review {r.report}", err=True)
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     raise SystemExit(int(summary.exit_code))
 
@@ -227,6 +249,11 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
     server = make_server(report, host=host, port=port, readings=readings, learn_dir=learn_dir)
     click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}; "
                "Ctrl-C to stop)", err=True)
+    if host in ("0.0.0.0", "::", ""):
+        import socket
+
+        click.echo(f"listening on every address of this machine: from another one, open "
+                   f"http://{socket.gethostname()}:{server.server_address[1]}/", err=True)
     for message in server.session.messages:
         click.echo(f"note: {message}", err=True)
     if not no_browser:

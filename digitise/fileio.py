@@ -72,6 +72,7 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
     read_from = {real_path(p) for p in inputs}
     leftover = {real_path(p) for p in replaceable}
     seen: dict[Path, Path] = {}
+    existing: list[Path] = []
     for target in targets:
         key = real_path(target)
         if key in read_from:
@@ -82,10 +83,15 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
         if target.is_dir():
             raise OutputError("is a folder, not a file", target)
         if target.exists() and not overwrite and key not in leftover:
-            raise OutputError("exists already (use --force to replace it)", target)
+            existing.append(target)
         problem = folder_problem(target)
         if problem:
             raise OutputError(f"cannot write: {problem}", target)
+    if existing:
+        # All of them at once: fixing one at a time and meeting the next is no way to learn it.
+        others = ", ".join(str(p) for p in existing[1:])
+        raise OutputError(f"exists already, as do {others} (use --force to replace them)" if others
+                          else "exists already (use --force to replace it)", existing[0])
 
 
 def beside(report: str | Path, suffix: str) -> Path:
@@ -96,6 +102,15 @@ def beside(report: str | Path, suffix: str) -> Path:
     """
     report = Path(report)
     return report.with_name(report.name.removesuffix(".json") + suffix)
+
+
+def why_unreadable(exc: OSError) -> str:
+    """The reason an input file could not be read, worded alike by every command."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a folder, not a file"
+    return f"cannot read: {exc.strerror or exc}"
 
 
 def real_path(path: str | Path) -> Path:

@@ -76,9 +76,17 @@ class ScanSummary:
                    notes=tuple(result.report.get("notes", ())))
 
 
-def natural_key(path: Path) -> list[object]:
-    """Sort ``page10`` after ``page9``."""
-    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
+def natural_key(path: Path) -> tuple[list[object], list[object], str]:
+    """Sort ``page10`` after ``page9``, by file name first (pages of one match may sit in several folders).
+
+    Names alike but for case (``Page1``, ``page1``), or alike in different
+    folders, are ordered by their folders and then their exact names, never
+    left to the order the file system lists them in.
+    """
+    def natural(text: str) -> list[object]:
+        return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+
+    return natural(path.name), natural(str(path.parent)), str(path)
 
 
 #: Allocations between two collections of Python's youngest generation (its default is 700). Reading
@@ -262,6 +270,8 @@ class JobResult:
     page_errors: tuple[str, ...] = field(default=())
     #: Doubts about the whole match (see :attr:`ScanSummary.notes`).
     notes: tuple[str, ...] = field(default=())
+    #: The match's report (for ``digitise review``), when it has one.
+    report: str | None = None
 
 
 #: Files ``batch`` writes itself: skipped when the output folder is the input folder.
@@ -381,7 +391,8 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
                          seconds=time.perf_counter() - start)
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
     return JobResult(job.name, status, job.page_count, turns=summary.turns, flagged=summary.flagged,
-                     seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes)
+                     seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes,
+                     report=str(job.report))
 
 
 def _init_worker(events: Any = None) -> None:
@@ -461,7 +472,7 @@ def batch(
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
-            results[job.name] = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
+            results[job.name] = _converted_before(job)
         else:
             todo.append(job)
     for r in (*failed, *results.values()):
@@ -516,6 +527,16 @@ def batch(
     # The summary is the batch's own log: each run replaces it on purpose.
     write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
     return summary
+
+
+def _converted_before(job: Job) -> JobResult:
+    """A match a re-run skips, with the turns and flags its report gave (summary.json keeps them)."""
+    result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
+    try:
+        summary = json.loads(job.report.read_text(encoding="utf-8"))["summary"]
+        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report))
+    except (OSError, ValueError, TypeError, KeyError):
+        return result  # no report, or not one of ours: the counts are unknown
 
 
 #: How often (seconds) a batch with workers passes on the pages they read.

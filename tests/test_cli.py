@@ -365,6 +365,8 @@ def test_batch_flags_a_match_with_a_note_and_says_it(tmp_path: Path) -> None:
     result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert "note: blank: no move was found" in result.stderr
+    report = tmp_path / "out" / "blank.report.json"
+    assert f"digitise: flagged: blank: review with: digitise review {report}" in result.stderr.splitlines()
     doc = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert doc["jobs"][0]["status"] == "flagged" and any("no move" in n for n in doc["jobs"][0]["notes"])
 
@@ -490,3 +492,17 @@ def test_scan_orders_pages_by_their_written_numbers(tmp_path: Path) -> None:
     readings = json.loads((tmp_path / json.loads(report.read_text())["readings"]).read_text())
     assert [p["header"]["page"]["value"] for p in readings["pages"]] == ["1", "2"]
     assert [p["page"] for p in readings["pages"]] == [1, 2] and "page order" not in result.stderr
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_verbose_may_come_after_the_command_too(tmp_path: Path, where: str) -> None:
+    """The errors say "rerun with -v": typed at the end, it must work, not be a usage error."""
+    args: list[str | Path] = ["scan", tmp_path / "missing.png", "-o", tmp_path / "m.mat"]
+    result = run("-v", *args) if where == "first" else run(*args, "-v")
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    assert "Traceback" in result.stderr and "missing.png: no such file" in result.stderr
+
+
+def test_a_note_in_a_format_it_cannot_be_printed_in_is_a_usage_error(tmp_path: Path) -> None:
+    assert_one_error(run("template", "-o", tmp_path / "note.jpg"), ExitCode.USAGE, "cannot write .jpg: use .pdf or .png")
+    assert not (tmp_path / "note.jpg").exists()

@@ -77,3 +77,12 @@ def test_check_outputs_lets_only_the_replaceable_ones_be_replaced(tmp_path: Path
     check_outputs([mat, report], True)
     with pytest.raises(OutputError, match="named for two outputs"):
         check_outputs([mat, mat], True, replaceable=[mat])
+
+
+def test_check_outputs_names_every_output_that_exists(tmp_path: Path) -> None:
+    mat, report, readings = tmp_path / "m.mat", tmp_path / "m.report.json", tmp_path / "m.readings.json"
+    mat.write_text("")
+    readings.write_text("")
+    with pytest.raises(OutputError) as info:
+        check_outputs([mat, report, readings], False)
+    assert info.value.message == f"{mat}: exists already, as do {readings} (use --force to replace them)"

@@ -288,3 +288,31 @@ def test_scan_keeps_the_given_order_with_a_note_the_review_page_keeps(tmp_path: 
     assert ORDER_KEPT in summary.notes and summary.exit_code is ExitCode.FLAGGED
     report = json.loads((tmp_path / "m.report.json").read_text())
     assert report["scan_notes"] == [ORDER_KEPT] and report["notes"].count(ORDER_KEPT) == 1
+
+
+def test_pages_alike_in_name_are_ordered_by_folder_then_exact_name(tmp_path: Path) -> None:
+    """Not left to the order the file system lists them in (the same scan, the same .mat everywhere)."""
+    match = tmp_path / "scans" / "m1"
+    for name in ("b/page1.png", "a/page1.png", "page2.png", "Page2.png", "a/page10.png", "page9.png"):
+        (match / name).parent.mkdir(parents=True, exist_ok=True)
+        (match / name).write_bytes(b"x")
+    jobs, failed = find_jobs(tmp_path / "scans", tmp_path / "out")
+    assert not failed
+    assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
+        "a/page1.png", "b/page1.png", "Page2.png", "page2.png", "page9.png", "a/page10.png"]
+
+
+def test_a_re_run_keeps_what_the_skipped_matches_reports_say(tmp_path: Path) -> None:
+    """summary.json is rewritten by every run: a match skipped as done keeps its turns and flags there."""
+    scans = _tree(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "m1.mat").write_text("done before\n")
+    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    (out / "single.mat").write_text("done before, its report lost\n")
+    batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    jobs = {j["name"]: j for j in json.loads((out / "summary.json").read_text())["jobs"]}
+    assert (jobs["m1"]["status"], jobs["m1"]["turns"], jobs["m1"]["flagged"]) == ("skipped", 40, 3)
+    assert jobs["m1"]["report"] == str(out / "m1.report.json")
+    assert (jobs["single"]["status"], jobs["single"]["turns"], jobs["single"]["report"]) == ("skipped", 0, None)
+    assert (out / "m1.mat").read_text() == "done before\n"

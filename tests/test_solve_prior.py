@@ -88,6 +88,19 @@ def test_without_gnubg_nn_the_prior_is_flat(monkeypatch: pytest.MonkeyPatch,
     pos = Position.initial()
     assert all(prior.log_prior(pos, r, p) == 0.0 for r in ALL_ROLLS[:3] for p in legal_plays(pos, r))
     assert "gnubg-nn" in caplog.text
+    # The report says so: the same readings solve otherwise with the net.
+    assert prior.described == "none: every legal play weighed alike (gnubg-nn is not installed)"
+
+
+def test_the_report_names_what_weighed_the_plays() -> None:
+    _gnubg_nn()
+    from importlib.metadata import version
+
+    readings = paginate([BoardReading(1, {"B7": (CellReading((6,), 1.0),), "B12": (CellReading((5,), 1.0),)},
+                                      0.0, 0.0, 0.0)], "synthetic")
+    report = solve(readings, players=("W", "B"), length=1).report
+    assert report["prior"] == f"gnubg-nn {version('gnubg-nn')}, weight 10 nats per unit of equity, floor -2"
+    assert solve(readings, players=("W", "B"), length=1, prior=PlayPrior(weight=0.0)).report["prior"].startswith("none")
 
 
 def test_prior_picks_between_plays_of_one_roll() -> None:

@@ -36,7 +36,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from digitise.errors import MatFormatError
-from digitise.fileio import write_atomic
+from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH, Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
@@ -594,7 +594,7 @@ def read_mat(path: str | Path) -> MatReadResult:
     try:
         data = target.read_bytes()
     except OSError as exc:
-        raise MatFormatError(f"cannot read: {exc.strerror or exc}", target) from exc
+        raise MatFormatError(why_unreadable(exc), target) from exc
     text, problem = _decode(data)
     result = parse_mat(text, str(target))
     if problem is not None and not any(p.reason == "not a text file" for p in result.problems):

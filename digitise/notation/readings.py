@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import ReadingsError
+from digitise.fileio import why_unreadable
 from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES, NUMBER_CELLS, BoardMarks
 
 
@@ -271,9 +272,10 @@ def load_readings(path: str | Path) -> Readings:
     """Read and check the readings JSON file at ``path``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ReadingsError(f"cannot read: {reason}", path) from exc
+    except OSError as exc:
+        raise ReadingsError(why_unreadable(exc), path) from exc
+    except UnicodeDecodeError as exc:
+        raise ReadingsError("not UTF-8 text", path) from exc
     return parse_readings(text, path)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import beside, write_atomic
+from digitise.fileio import beside, why_unreadable, write_atomic
 from digitise.game.position import BAR, OFF
 
 FORMAT = "digitise-corrections"
@@ -159,6 +159,10 @@ def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
         items, prefix = doc.get("corrections"), "$.corrections"
     else:
         items, prefix = doc, "$"
+        if isinstance(doc, Mapping) and {"games", "summary"} & set(doc):
+            # The report itself given for its corrections: say so, not that "games" is no board.
+            raise _fail("$", "not a corrections file but a report (its corrections are in "
+                             "REPORT.corrections.json beside it)", path)
     if not isinstance(items, Mapping):
         raise _fail(prefix, 'must be an object {"page:board": "correction"}', path)
     found: Corrections = {}
@@ -187,7 +191,7 @@ def load_corrections(path: str | Path) -> Corrections:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source) from exc
+        raise InputError(why_unreadable(exc), source) from exc
     except UnicodeDecodeError as exc:
         raise InputError("not UTF-8 text", source) from exc
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import beside, write_atomic
+from digitise.fileio import beside, why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
@@ -237,7 +237,7 @@ class ReviewSession:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", path) from exc
+            raise InputError(why_unreadable(exc), path) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"not a JSON report: {exc}", path) from exc
         except RecursionError as exc:
@@ -496,7 +496,11 @@ class ReviewSession:
             if (page, board) not in self.corrections:
                 raise CorrectionRefused(f"page {page} board {board} has no correction")
             updated = {k: c for k, c in self.corrections.items() if k != (page, board)}
-            return {"changes": self._resolve(updated), "page": page, "board": board}
+            changes = self._resolve(updated)
+            if self.learn_dir is not None:
+                # The board's labels came from the correction now withdrawn: they teach nothing true.
+                forget_learning_crops(self.learn_dir, self._learn_stem((page, board)))
+            return {"changes": changes, "page": page, "board": board}
 
     def _template_of(self, page: int) -> str:
         """The paper the reader found for ``page`` (its header says), a4 when it does not say."""
@@ -532,13 +536,17 @@ class ReviewSession:
         save_corrections(self.corrections_file, self.corrections, self.report_path.name)
         return changes
 
+    def _learn_stem(self, key: tuple[int, int]) -> str:
+        """The name the learning crops of board ``key`` are filed under."""
+        return f"{self.report_path.stem}_p{key[0]}b{key[1]}"
+
     def _learn(self, key: tuple[int, int], text: str, turn: Mapping[str, Any] | None, source: BoardSource | None) -> None:
         """Save the corrected board's cells as labelled crops for ``digitise train``."""
         if source is None or source.box is None or turn is None or self.learn_dir is None:
             return
         try:
             cells = corrected_cells(text, turn)
-            stem = f"{self.report_path.stem}_p{key[0]}b{key[1]}"
+            stem = self._learn_stem(key)
             saved = save_learning_crops(self.learn_dir, source, cells, stem, self._template_of(key[0]))
             if not saved:
                 self.messages.append(f"page {key[0]}: the page could not be fitted, only the board picture was saved")
@@ -596,6 +604,8 @@ def save_learning_crops(
     page = load_page(source)
     if page is None or source.box is None:
         raise ValueError(f"cannot read page image {source.image}")
+    # A board corrected again may be labelled otherwise: its earlier crops must not stay under old labels.
+    forget_learning_crops(learn_dir, stem)
     saved = 0
     board_index = cells_board = None
     try:
@@ -642,6 +652,23 @@ def save_learning_crops(
     }
     write_atomic(learn_dir / "boards" / f"{stem}.json", json.dumps(labels, indent=1) + "\n", overwrite=True)
     return saved
+
+
+def forget_learning_crops(learn_dir: Path, stem: str) -> int:
+    """Remove the cell crops and board picture filed under ``stem`` by :func:`save_learning_crops`; how many."""
+    if not learn_dir.is_dir():
+        return 0
+    gone = 0
+    for folder in sorted(p for p in learn_dir.iterdir() if p.is_dir()):
+        names = [f"{stem}.png", f"{stem}.json"] if folder.name == "boards" else None
+        for path in sorted(folder.iterdir()):
+            # A cell crop is <stem>_<cell>.png, and cell names hold no underscore.
+            mine = path.name in names if names is not None else (
+                path.suffix == ".png" and path.stem.startswith(stem + "_") and "_" not in path.stem[len(stem) + 1:])
+            if mine:
+                path.unlink(missing_ok=True)
+                gone += 1
+    return gone
 
 
 def _check_report(doc: dict[str, Any], path: Path) -> None:

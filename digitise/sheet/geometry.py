@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from digitise.errors import TemplateError
+from digitise.fileio import why_unreadable
 from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES
 
 #: Where the committed geometry files live (the repository's top-level ``templates/``).
@@ -419,7 +420,7 @@ def load_template(name_or_path: str | Path = "a4") -> Template:
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise TemplateError(f"cannot read: {exc.strerror or exc}", path) from exc
+        raise TemplateError(why_unreadable(exc), path) from exc
     except UnicodeDecodeError as exc:
         raise TemplateError("not a geometry JSON (not UTF-8 text)", path) from exc
     try:

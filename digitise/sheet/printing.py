@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from digitise.errors import InputError
+from digitise.errors import InputError, OptionError
 from digitise.fileio import write_atomic
 from digitise.sheet.geometry import Rect, Template, px_per_mm
 
@@ -379,8 +379,8 @@ def write_template(template: Template, output: str | Path, *, dpi: float = 300, 
         content = template_pdf(template)
     elif suffix == ".png":
         if not 50 <= dpi <= 1200:
-            raise InputError(f"--dpi must be between 50 and 1200, got {dpi:g}")
+            raise OptionError(f"--dpi must be between 50 and 1200, got {dpi:g}")
         content = template_png(template, dpi)
     else:
-        raise InputError(f"cannot write {suffix or 'a file without extension'}: use .pdf or .png", target)
+        raise OptionError(f"cannot write {suffix or 'a file without extension'}: use .pdf or .png", target)
     return write_atomic(target, content, overwrite=overwrite)

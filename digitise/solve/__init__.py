@@ -48,6 +48,9 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
 
 ``skipped`` lists boards that record no turn but are flagged (a blank board
 inside a game). ``summary``: boards, games, turns, flagged, mean_confidence.
+``notes``: doubts about the whole match (a name or the length made up).
+``prior``: what weighed the plays (GNU Backgammon's net and its version, or
+nothing): the same readings solve differently with and without it.
 
 Corrections
 -----------
@@ -187,6 +190,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
                 for i in sorted(left_out) if evidence[i].listed],
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+    result.report["prior"] = prior.described
     return _noted(result, notes)
 
 

@@ -51,8 +51,11 @@ class PlayPrior:
     """Log-prior of each legal play of a roll, cached per (position, roll)."""
 
     def __init__(self, evaluator: _Evaluator | None = None, *, weight: float = WEIGHT, floor: float = FLOOR) -> None:
+        #: What weighs the plays, as the report records it (a solve differs with and without the net).
+        self.source = "given evaluator"
         if evaluator is None and weight > 0.0:
             evaluator = _gnubg_evaluator()
+            self.source = f"gnubg-nn {_version('gnubg-nn')}"
         self._evaluate = evaluator
         self.weight = weight
         self.floor = floor
@@ -62,6 +65,14 @@ class PlayPrior:
     def active(self) -> bool:
         """Whether plays are weighed at all (GNU Backgammon's net is there)."""
         return self._evaluate is not None and self.weight > 0.0
+
+    @property
+    def described(self) -> str:
+        """What weighs the plays: the net and its version, or that nothing does."""
+        if not self.active:
+            why = " (gnubg-nn is not installed)" if self._evaluate is None and self.weight > 0.0 else ""
+            return f"none: every legal play weighed alike{why}"
+        return f"{self.source}, weight {self.weight:g} nats per unit of equity, floor {self.floor:g}"
 
     def log_prior(self, pos: Position, roll: Roll, play: Play | None) -> float:
         """The log-prior (<= 0) of ``play`` among the legal plays of ``roll`` from ``pos``."""
@@ -87,6 +98,15 @@ class PlayPrior:
         if equity is None:
             return 0.0
         return max(self.weight * (equity - best), self.floor)
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "(version unknown)"
 
 
 def _key(result: Position) -> str:

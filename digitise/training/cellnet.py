@@ -29,6 +29,7 @@ extra, never needed to read.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import logging
 import time
@@ -169,9 +170,12 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         parts[name] = generate(list(seeds), key, only=only, glyphs=options.glyphs, jobs=options.jobs)
         log.info("%s: %s cells in %.0f s", name, {k: len(v) for k, v in parts[name].items()}, time.perf_counter() - began)
         for kind, path in cached.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(path.parent)
             s = parts[name][kind]
-            np.savez(path, inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+            # Atomic: a run stopped halfway must not leave a cut-off cache that the next run loads.
+            buffer = io.BytesIO()
+            np.savez(buffer, inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+            write_atomic(path, buffer.getvalue(), overwrite=True)
     # Point squares from every kind of match; centres from the centre-only matches (whole matches
     # add few, at ten times the cost).
     fit_centre = functools.reduce(_concat, (parts[name]["centre"] for name in chunks))
@@ -458,8 +462,10 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         t = fit_temperatures(logits, val)
         before, after = cell_figures(probabilities(logits, Temperatures(1.0, (1.0, 1.0, 1.0))), val), \
             cell_figures(probabilities(logits, t), val)
+        # The time goes to the log, not the model's metadata: the same training must give the same bytes.
+        log.info("%s model: %d cells trained in %.0f s", kind, len(fit), seconds)
         figures[kind] = {
-            "train_cells": len(fit), "train_seconds": round(seconds),
+            "train_cells": len(fit),
             "temperature": {"counts": round(t.counts, 4), "marks": [round(v, 4) for v in t.marks]},
             "validation": after, "validation_ece_top1_before_temperature": before["ece_top1"],
         }

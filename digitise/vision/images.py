@@ -469,7 +469,7 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     except FileNotFoundError as exc:
         raise InputError("no such file", file) from exc
     except IsADirectoryError as exc:
-        raise InputError("is a directory, not an image", file) from exc
+        raise InputError("is a folder, not an image", file) from exc
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file) from exc
     if not data:

@@ -95,7 +95,7 @@ def test_result_squares_accept_zero() -> None:
 def test_not_json_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ReadingsError, match="not JSON"):
         parse_readings("{pages", "r.json")
-    with pytest.raises(ReadingsError, match="cannot read"):
+    with pytest.raises(ReadingsError, match="no such file"):
         load_readings(tmp_path / "missing.json")
     path = tmp_path / "ok.json"
     path.write_text(readings_to_json(_sample()), encoding="utf-8")

@@ -65,3 +65,21 @@ def test_port_in_use_is_one_line_and_a_usage_error(sample_report: Path) -> None:
     assert len(lines) == 1, result.output
     assert lines[0].startswith(f"digitise: error: cannot listen on 127.0.0.1:{port}: ")
     assert lines[0].endswith("(try another --port)")
+
+
+def test_shared_on_every_address_it_says_how_others_reach_it(sample_report: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "digitise.cli", "review", str(sample_report), "--port", "0", "--host", "0.0.0.0",
+         "--no-browser"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        first, second = process.stderr.readline(), process.stderr.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
+        assert port, first
+        assert second.startswith("listening on every address of this machine: from another one, open http://")
+        assert second.rstrip().endswith(f":{port.group(1)}/")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -57,6 +57,7 @@ def test_corrections_path_sits_next_to_the_report() -> None:
         ('{"1:5": "jump"}', "$.1:5", "cannot read 'jump'"),
         ('{"1:5": "resign 0"}', "$.1:5", "points must be at least 1"),
         ('["1:5"]', "$", "must be an object"),
+        ('{"games": [], "summary": {}}', "$", "not a corrections file but a report"),
     ],
 )
 def test_bad_files_name_the_file_the_place_and_the_reason(
@@ -73,8 +74,10 @@ def test_bad_files_name_the_file_the_place_and_the_reason(
 
 
 def test_missing_and_binary_files(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="absent.json: no such file$"):
         load_corrections(tmp_path / "absent.json")
+    with pytest.raises(InputError, match="is a folder, not a file"):
+        load_corrections(tmp_path)
     binary = tmp_path / "b.json"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(InputError, match="not UTF-8"):

@@ -224,3 +224,30 @@ def test_a_scan_note_that_is_not_text_is_refused(solved_sample: tuple[Path, str]
     report.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=r"\$\.scan_notes: not a digitise report: a note is not text"):
         ReviewSession(report)
+
+
+def test_a_withdrawn_correction_takes_its_learning_crops_with_it(solved_sample: tuple[Path, str],
+                                                                  tmp_path: Path) -> None:
+    report, _ = solved_sample
+    learn = tmp_path / "learn"
+    session = ReviewSession(report, learn_dir=learn)
+    session.correct(TRUE_PLAY)
+    assert (learn / "5" / "match_p1b3_W3.png").is_file()
+    (learn / "5" / "other_p1b3_W3.png").write_bytes(b"another report's crop")
+    session.uncorrect({"page": 1, "board": 3})
+    assert sorted(p.name for p in learn.rglob("*") if p.is_file()) == ["other_p1b3_W3.png"]
+
+
+def test_forget_learning_crops_takes_only_that_boards_files(tmp_path: Path) -> None:
+    """A board corrected again under other digits must not leave its old crops under the old labels."""
+    from digitise.review.session import forget_learning_crops
+
+    files = ["4/m_p1b3_W3.png", "5/m_p1b3_W3.png", "empty/m_p1b3_B12.png", "boards/m_p1b3.png", "boards/m_p1b3.json",
+             "5/m_p1b4_W3.png", "5/m_p1b3_x_W3.png", "boards/m_p1b4.json", "5/m_p1b3_W3.txt"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    assert forget_learning_crops(tmp_path, "m_p1b3") == 5
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["5/m_p1b3_W3.txt", "5/m_p1b3_x_W3.png", "5/m_p1b4_W3.png", "boards/m_p1b4.json"]
+    assert forget_learning_crops(tmp_path / "missing", "m_p1b3") == 0

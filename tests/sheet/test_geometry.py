@@ -119,7 +119,7 @@ def test_load_from_path(tmp_path: Path) -> None:
 
 
 def test_unreadable_and_not_json(tmp_path: Path) -> None:
-    with pytest.raises(TemplateError, match="cannot read"):
+    with pytest.raises(TemplateError, match="no such file"):
         load_template(str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from digitise.cli import cli
-from digitise.errors import ExitCode, InputError, OutputError
+from digitise.errors import ExitCode, OptionError, OutputError
 from digitise.sheet.geometry import Template, load_template, px_per_mm
 from digitise.sheet.printing import render_template, template_pdf, write_template
 
@@ -108,7 +108,7 @@ def test_pdf_is_vector_exact_size_and_agrees_with_png(a4: Template, aruco) -> No
 
 
 def test_write_template_refuses_other_formats_and_overwrites(a4: Template, tmp_path: Path) -> None:
-    with pytest.raises(InputError):
+    with pytest.raises(OptionError, match="cannot write .svg: use .pdf or .png"):
         write_template(a4, tmp_path / "note.svg")
     out = write_template(a4, tmp_path / "note.png", dpi=72)
     assert cv2.imread(str(out)).shape[:2] == (595, 842)
