@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections import Counter
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from digitise.game.position import BAR, CHECKERS, OFF, Position
@@ -232,25 +234,46 @@ def game_value(position: Position) -> GameValue | None:
     return GameValue.GAMMON
 
 
-def play_from_moves(position: Position, roll: Roll, moves: list[tuple[int, int]]) -> Play | None:
-    """The legal play whose checker movements are ``moves`` (source, destination pairs).
+def net_checkers(mine: tuple[int, ...], moves: Sequence[tuple[int, int]]) -> tuple[int, ...] | None:
+    """The mover's checkers after ``moves`` (source, destination pairs) in any order; None if impossible.
 
-    Moves may be compressed (``24/14`` for two steps of one checker): a play
-    is identified by the position it leads to, so the net movements suffice.
-    Two plays can move my checkers alike but hit differently (``6/5* 5/3``
-    and ``6/4 4/3``); then the play whose single steps are exactly ``moves``
-    wins, so uncompressed moves are never ambiguous.
+    Any order, because writers differ (``18/14 24/18`` for ``24/18/14``):
+    only the checkers at the end must all exist.
     """
-    me = list(position.mine)
+    after = list(mine)
     for source, dest in moves:
-        if not (0 <= dest < source <= BAR) or me[source] <= 0:
+        if not 0 <= dest < source <= BAR:
             return None
-        me[source] -= 1
-        me[dest] += 1
-    target = tuple(me)
-    candidates = [play for play in legal_plays(position, roll) if play.result.mine == target]
-    written = sorted(moves)
-    for play in candidates:
-        if sorted((s.source, s.destination) for s in play.steps) == written:
-            return play
-    return candidates[0] if candidates else None
+        after[source] -= 1
+        after[dest] += 1
+    return tuple(after) if min(after) >= 0 else None
+
+
+def play_from_moves(position: Position, roll: Roll, moves: Sequence[tuple[int, int]],
+                    hits: Collection[int] | None = None, legal: Sequence[Play] | None = None) -> Play | None:
+    """The legal play whose checker movements are ``moves`` (source, destination pairs), or None.
+
+    Moves may be compressed (``24/14`` for two steps of one checker) and in
+    any order: a play is identified by the position it leads to, so the net
+    movements suffice. Two plays can move my checkers alike but hit
+    differently (``6/5* 5/3`` and ``6/4 4/3``); then the play whose single
+    steps are exactly ``moves``, and whose hits are ``hits`` (the points
+    written with ``*``, when given), wins. ``legal`` saves working out the
+    legal plays again.
+    """
+    target = net_checkers(position.mine, moves)
+    if target is None:
+        return None
+    plays = legal if legal is not None else legal_plays(position, roll)
+    candidates = [play for play in plays if play.result.mine == target]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    written = Counter(moves)
+    marked = set(hits) if hits is not None else None
+
+    def fit(play: Play) -> tuple[bool, bool]:
+        steps = Counter((s.source, s.destination) for s in play.steps)
+        hit_points = {s.destination for s in play.steps if s.hit}
+        return steps == written, marked is None or hit_points == marked
+
+    return max(candidates, key=fit)

@@ -29,7 +29,6 @@ around ``Wins`` lines, and no timestamps.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -40,7 +39,16 @@ from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH, Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
-from digitise.game.rules import ALL_ROLLS, Play, Roll, game_value, is_closed_out, legal_plays
+from digitise.game.rules import (
+    ALL_ROLLS,
+    Play,
+    Roll,
+    game_value,
+    is_closed_out,
+    legal_plays,
+    net_checkers,
+    play_from_moves,
+)
 
 __all__ = [
     "CLOSED_OUT_ROLL",
@@ -102,9 +110,6 @@ _ENTRY = re.compile(
 _DOUBLE = re.compile(r"^Doubles\s*=>\s*(\d+)$", re.IGNORECASE)
 _WINS = re.compile(r"^Wins\s+(\d+)\s+points?(\s+and\s+the\s+match)?\.?$", re.IGNORECASE)
 _LOSSES = re.compile(r"^Losses\s+(\d+)\s+points?\.?$", re.IGNORECASE)
-_STEP_TOKEN = re.compile(
-    r"^(?P<path>(?:bar|\d+)(?:/(?:bar|off|\d+)\*?)+)(?:\((?P<count>\d)\))?$", re.IGNORECASE
-)
 _NO_PLAY = {"", "cannot move", "can't move", "no move", "????"}
 # An entry starting this far right of the ")" is in the right-hand column. gnubg puts a
 # left entry 1-2 characters after it, a right-only entry ~28; other writers are alike.
@@ -181,72 +186,50 @@ def _line_entries(raw: str, number: int, log: _ProblemLog) -> list[_Entry]:
     return [_Entry(Side.TOP if column >= _RIGHT_COLUMN else Side.BOTTOM, number, text)]
 
 
-def _parse_steps(text: str) -> tuple[list[tuple[int, int]], set[int]] | None:
-    """(source, destination) pairs of a written play and the points marked as hit, or None."""
+#: One written step: a path of points (``24/18/14``, ``bar/22*``, ``6/off``) and a repeat (``13/9(2)``).
+_STEP = re.compile(r"^(bar|\d{1,2})((?:/(?:bar|off|\d{1,2})\*?)+)(?:\((\d)\))?$", re.IGNORECASE)
+
+
+def parse_steps(text: str) -> tuple[list[tuple[int, int]], set[int]]:
+    """Checker movements of a play in ``.mat`` notation, and the points marked as hit.
+
+    The one reader of written plays: ``.mat`` files, corrections typed on the
+    review page, and the solver's corrections all come through here. Accepts
+    what ``.mat`` files hold: ``24/18 13/9``, hits ``8/4*``, ``bar`` or ``25``,
+    ``off`` or ``0``, paths ``24/18/14`` (one pair per step), repeats
+    ``13/9(2)``; steps apart by spaces or commas. Raises ``ValueError`` with
+    a message a person can act on.
+    """
     moves: list[tuple[int, int]] = []
     hits: set[int] = set()
-    for token in text.split():
-        m = _STEP_TOKEN.match(token)
-        if not m:
-            return None
-        points: list[int] = []
-        marked: list[int] = []
-        for i, part in enumerate(m.group("path").split("/")):
-            hit = part.endswith("*")
+    for token in text.replace(",", " ").split():
+        match = _STEP.match(token)
+        if not match:
+            raise ValueError(f"cannot read {token!r}: write steps like 24/18, 8/4*, bar/22, 6/off, 13/9(2)")
+        parts = [match.group(1), *match.group(2).split("/")[1:]]
+        numbers = []
+        for part in parts:
             name = part.rstrip("*").lower()
-            value = BAR if name == "bar" else OFF if name == "off" else int(name)
-            if i == 0 and name == "off" or i > 0 and name == "bar" or not 0 <= value <= BAR:
-                return None
-            points.append(value)
-            if hit:
-                marked.append(value)
-        pairs = list(pairwise(points))
-        if any(a <= b for a, b in pairs):
-            return None
-        count = int(m.group("count") or 1)
+            number = BAR if name == "bar" else OFF if name == "off" else int(name)
+            if not OFF <= number <= BAR:
+                raise ValueError(f"point {number} in {token!r} is not 0 (off) to 25 (bar)")
+            numbers.append(number)
+            if part.endswith("*") and number != OFF:
+                hits.add(number)
+        path = list(pairwise(numbers))
+        for source, dest in path:
+            if dest >= source:
+                raise ValueError(f"{token!r} moves backwards: {source} to {dest}")
+        count = int(match.group(3) or 1)
         if count < 1:
-            return None
-        moves.extend(pairs * count)
-        hits.update(p for p in marked if p)
+            raise ValueError(f"{token!r} repeats a step {count} times")
+        moves.extend(path * count)
     return moves, hits
-
-
-def _net_checkers(mine: tuple[int, ...], moves: list[tuple[int, int]]) -> tuple[int, ...] | None:
-    """The mover's checkers after ``moves``, in any order (writers differ); None if impossible."""
-    after = list(mine)
-    for source, dest in moves:
-        after[source] -= 1
-        after[dest] += 1
-    return tuple(after) if min(after) >= 0 else None
-
-
-def _resolve_play(position: Position, legal: tuple[Play, ...], moves: list[tuple[int, int]],
-                  hits: set[int]) -> Play | None:
-    """The legal play the written moves describe.
-
-    A play is identified by where the mover's checkers end up (so ``24/14`` and
-    ``24/18 18/14`` are the same); when two legal plays end alike but hit
-    differently, the written intermediate points and hit marks decide.
-    """
-    target = _net_checkers(position.mine, moves)
-    if target is None:
-        return None
-    candidates = [p for p in legal if p.result.mine == target]
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    written = Counter(moves)
-
-    def fit(play: Play) -> tuple[bool, bool]:
-        steps = Counter((s.source, s.destination) for s in play.steps)
-        hit_points = {s.destination for s in play.steps if s.hit}
-        return steps == written, hit_points == hits
-
-    return max(candidates, key=fit)
 
 
 def _forced_result(position: Position, moves: list[tuple[int, int]]) -> Position | None:
     """Best-effort position after an illegal play, so one bad move does not spoil the game."""
-    mine = _net_checkers(position.mine, moves)
+    mine = net_checkers(position.mine, moves)
     if mine is None:
         return None
     theirs = list(position.theirs)
@@ -340,12 +323,12 @@ class _GameReader:
                 # Roll then resign (Galaxy's "63:", Studio's "????"); checked when the next entry comes.
                 self.unplayed = entry
         else:
-            parsed = _parse_steps(rest)
-            if parsed is None:
+            try:
+                moves, hits = parse_steps(rest)
+            except ValueError:
                 self.log.add(entry.line, f"cannot read the play {rest!r} of roll {roll}")
             else:
-                moves, hits = parsed
-                play = _resolve_play(position, legal, moves, hits)
+                play = play_from_moves(position, roll, moves, hits, legal)
                 if play is None:
                     reason = "no legal play" if not legal else "not a legal play"
                     self.log.add(entry.line, f"{roll}: {rest} is {reason} for the {_column(side)} player")

@@ -17,7 +17,6 @@ an :class:`InputError` naming the file, the JSON path and the reason.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -26,7 +25,7 @@ from typing import Any
 
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import beside, why_unreadable, write_atomic
-from digitise.game.position import BAR, OFF
+from digitise.notation.mat import parse_steps
 
 FORMAT = "digitise-corrections"
 VERSION = 1
@@ -35,33 +34,15 @@ ACTIONS = ("move", "double", "take", "drop", "resign", "blank")
 
 Corrections = dict[tuple[int, int], str]
 
-_STEP = re.compile(r"^(bar|\d{1,2})((?:/(?:bar|off|\d{1,2})\*?)+)(?:\((\d)\))?$", re.IGNORECASE)
 _KEY = re.compile(r"^(\d{1,4}):([1-8])$")
 
 
 def parse_moves(text: str) -> list[tuple[int, int]]:
-    """Checker movements of a play in ``.mat`` notation, as (source, destination) pairs.
+    """Checker movements of a play in ``.mat`` notation (see :func:`~digitise.notation.mat.parse_steps`).
 
-    Accepts what ``.mat`` files hold: ``24/18 13/9``, hits ``8/4*``, ``bar``
-    or ``25``, ``off`` or ``0``, paths ``24/18/14``, repeats ``13/9(2)``.
     Raises ``ValueError`` with a message a person can act on.
     """
-    moves: list[tuple[int, int]] = []
-    for token in text.replace(",", " ").split():
-        match = _STEP.match(token)
-        if not match:
-            raise ValueError(f"cannot read {token!r}: write steps like 24/18, 8/4*, bar/22, 6/off, 13/9(2)")
-        points = [match.group(1)] + [p.rstrip("*") for p in match.group(2).split("/")[1:]]
-        numbers = [BAR if p.lower() == "bar" else OFF if p.lower() == "off" else int(p) for p in points]
-        for n in numbers:
-            if not OFF <= n <= BAR:
-                raise ValueError(f"point {n} in {token!r} is not 0 (off) to 25 (bar)")
-        path = list(itertools.pairwise(numbers))
-        for source, dest in path:
-            if dest >= source:
-                raise ValueError(f"{token!r} moves backwards: {source} to {dest}")
-        moves.extend(path * int(match.group(3) or 1))
-    return moves
+    return parse_steps(text)[0]
 
 
 def _fail(where: str, reason: str, path: str | Path) -> InputError:

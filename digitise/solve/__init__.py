@@ -76,7 +76,6 @@ In JSON (the review page's corrections file) the same is
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
@@ -86,10 +85,10 @@ from typing import Any
 
 from digitise.errors import ReadingsError
 from digitise.game.match import MAX_MATCH_LENGTH, MatchState
-from digitise.game.position import BAR, Position, Side
+from digitise.game.position import Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
-from digitise.notation.mat import writable_name
+from digitise.notation.mat import parse_steps, writable_name
 from digitise.notation.readings import Readings
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
@@ -450,26 +449,10 @@ def _parse_moves(text: str, bad: Any) -> tuple[tuple[int, int], ...]:
     text = text.strip()
     if not text or text.lower() in ("cannot move", "can't move"):
         return ()
-    moves: list[tuple[int, int]] = []
-    for token in text.split():
-        count = 1
-        if m := re.fullmatch(r"(.*)\((\d)\)", token):
-            token, count = m.group(1), int(m.group(2))
-        points: list[int] = []
-        for part in token.replace("*", "").split("/"):
-            word = part.lower()
-            if word == "bar":
-                points.append(BAR)
-            elif word == "off":
-                points.append(0)
-            elif word.isdigit() and 0 <= int(word) <= BAR:
-                points.append(int(word))
-            else:
-                raise bad(f"cannot read the step {token!r}")
-        if len(points) < 2 or any(b >= a for a, b in itertools.pairwise(points)):
-            raise bad(f"cannot read the step {token!r}")
-        moves.extend([(points[0], points[-1])] * count)
-    return tuple(moves)
+    try:
+        return tuple(parse_steps(text)[0])
+    except ValueError as exc:
+        raise bad(str(exc)) from None
 
 
 def parse_corrections(value: Mapping[str, Any]) -> dict[tuple[int, int], str]:

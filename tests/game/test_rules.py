@@ -145,6 +145,19 @@ def test_hitting_in_passing_marks_only_the_step_that_hits() -> None:
     assert {str(p) for p in plays} == {"6/5* 5/3", "6/4 4/3"}
 
 
+def test_moves_are_read_in_any_order_and_the_hit_marks_choose_between_alike_plays() -> None:
+    """Writers differ in the order of steps; ``6/5* 5/3`` against ``6/4 4/3`` is told by the marks."""
+    apart = play_from_moves(Position.initial(), Roll(6, 4), [(18, 14), (24, 18)])
+    assert apart is not None and str(apart) == "24/18 18/14"
+    assert play_from_moves(Position.initial(), Roll(6, 4), [(18, 14)]) is None  # no checker on 18
+    assert play_from_moves(Position.initial(), Roll(6, 4), [(14, 18)]) is None  # backwards
+    pos = position({6: 5, 8: 3, 13: 5, 24: 2}, {20: 1, 6: 5, 8: 3, 13: 5, 24: 1})
+    hit = play_from_moves(pos, Roll(2, 1), [(6, 3)], hits={5})
+    quiet = play_from_moves(pos, Roll(2, 1), [(6, 3)], hits=set())
+    assert hit is not None and quiet is not None
+    assert (str(hit), str(quiet)) == ("6/5* 5/3", "6/4 4/3")
+
+
 # --- Doublets --------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from digitise.errors import MatFormatError
 from digitise.game.position import OFF, Position, Side
 from digitise.game.record import ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll, legal_plays
-from digitise.notation.mat import MatProblem, MatReadResult, parse_mat, read_mat, read_mat_strict
+from digitise.notation.mat import MatProblem, MatReadResult, parse_mat, parse_steps, read_mat, read_mat_strict
 from tests.conftest import MATCHES_BAD, real_matches
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -405,3 +405,20 @@ def test_a_match_longer_than_gnubg_plays_is_a_problem(tmp_path: Path) -> None:
     with pytest.raises(MatFormatError) as info:
         read_mat_strict(path)
     assert info.value.message == f"{path}: line 1: a 99 point match: GNU Backgammon plays at most 64 points"
+
+
+def test_parse_steps_is_the_one_reader_of_written_plays() -> None:
+    assert parse_steps("24/18/14 bar/22* 6/off") == ([(24, 18), (18, 14), (25, 22), (6, 0)], {22})
+    assert parse_steps("13/9(2), 8/4*/2*") == ([(13, 9), (13, 9), (8, 4), (4, 2)], {4, 2})
+    assert parse_steps("  ") == ([], set())
+    for bad, reason in (("8-4", "cannot read '8-4'"), ("4/8", "moves backwards: 4 to 8"), ("30/20", "not 0"),
+                        ("13/9(0)", "repeats a step 0 times"), ("off/3", "cannot read"), ("6/bar", "backwards")):
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            parse_steps(bad)
+
+
+def test_a_play_written_out_of_order_is_read() -> None:
+    text = HEADER + "  1) 64: 18/14 24/18\n"
+    result = parse_mat(text)
+    assert result.problems == ()
+    assert str(result.match.games[0].actions[0].play) == "24/18 18/14"
