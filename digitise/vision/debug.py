@@ -7,6 +7,8 @@ top reading beside them.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +60,26 @@ def draw_overlay(page: PageImage, analysis: Any) -> np.ndarray:
     return canvas
 
 
-def write_overlay(page: PageImage, analysis: Any, folder: Path, *, overwrite: bool = False) -> Path:
-    """Write the overlay of ``page`` as ``<file stem>-p<N>.png`` in ``folder``."""
+def overlay_names(paths: Sequence[str | Path]) -> dict[str, str]:
+    """The name each input's overlays start with: its stem, or ``<k>-<stem>`` when inputs share a stem.
+
+    ``a.png`` and ``a.pdf``, or ``x/a.png`` and ``y/a.png``, must not write
+    over each other's overlays; ``k`` is the input's place among ``paths``.
+    """
+    stems = Counter(Path(p).stem for p in paths)
+    return {str(p): (Path(p).stem if stems[Path(p).stem] == 1 else f"{k}-{Path(p).stem}")
+            for k, p in enumerate(paths, 1)}
+
+
+def overlay_path(folder: Path, name: str, page_number: int) -> Path:
+    """Where the overlay of page ``page_number`` of the input named ``name`` goes."""
+    return folder / f"{name}-p{page_number}.png"
+
+
+def write_overlay(page: PageImage, analysis: Any, target: Path, *, overwrite: bool = False) -> Path:
+    """Write the overlay of ``page`` to ``target`` (see :func:`overlay_path`)."""
     canvas = draw_overlay(page, analysis)
     ok, encoded = cv2.imencode(".png", canvas)
     if not ok:  # pragma: no cover - encoding a valid array does not fail
         raise RuntimeError("cannot encode the overlay")
-    target = folder / f"{Path(page.source).stem}-p{page.number}.png"
     return write_atomic(target, encoded.tobytes(), overwrite=overwrite)

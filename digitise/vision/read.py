@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from digitise.errors import DigitiseError, InputError, PageError
+from digitise.fileio import check_outputs
 from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
 from digitise.sheet.geometry import BoardGeometry, Template, load_template, template_names
 from digitise.vision.grid import (
@@ -463,6 +464,20 @@ def _each_told(items: Iterable[Any], on_page: Callable[[], None] | None) -> Iter
             on_page()
 
 
+def _overlay_names(paths: Sequence[str | Path], debug_dir: str | Path | None, overwrite: bool) -> dict[str, str]:
+    """The overlays' names per input, their targets checked before any page is read (none exists unforced)."""
+    if debug_dir is None:
+        return {}
+    from digitise.vision.debug import overlay_names, overlay_path
+    from digitise.vision.images import page_count
+
+    names = overlay_names(paths)
+    folder = Path(debug_dir)
+    check_outputs([overlay_path(folder, names[str(p)], n) for p in paths for n in range(1, page_count(p) + 1)],
+                  overwrite)
+    return names
+
+
 def read_pages(
     paths: Iterable[str | Path],
     template: Template | str | Path | None = None,
@@ -490,6 +505,8 @@ def read_pages(
     # Pages whose header held the match's fields: cutting and reading them costs ~50 ms a page (with
     # its share of tesseract), a tenth of a page's time, for what a match repeats on every page.
     headed = 0
+    paths = list(paths)
+    overlays = _overlay_names(paths, debug_dir, overwrite)
     for path in paths:
         try:
             for item in _each_told(iter_pages(path), on_page):
@@ -508,9 +525,10 @@ def read_pages(
                 pages.append(reading)
                 texts.append(analysis.pending_text)
                 if debug_dir is not None:
-                    from digitise.vision.debug import write_overlay
+                    from digitise.vision.debug import overlay_path, write_overlay
 
-                    write_overlay(item, analysis, Path(debug_dir), overwrite=overwrite)
+                    target = overlay_path(Path(debug_dir), overlays[str(path)], item.number)
+                    write_overlay(item, analysis, target, overwrite=overwrite)
         except InputError as exc:
             errors.append(exc)
     if any(texts):

@@ -220,3 +220,25 @@ def test_without_markers_a_page_whose_lines_mostly_faded_is_refused(a4: Template
     image = _wash_out_boards(sheet.image, a4, (3, 4, 5, 6, 7, 8))
     with pytest.raises(PageError, match="no recording note found"):
         analyse_page(PageImage("faded.png", 1, image), a4, RecordingReader(), header=False)
+
+
+def test_debug_overlays_of_inputs_alike_in_name_do_not_clash(a4: Template, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from digitise.vision import cells
+
+    monkeypatch.setattr(cells, "default_reader", lambda: RecordingReader())
+    image = make_sheet(a4, written=WRITTEN).image
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    first, second = _write(tmp_path / "x" / "p.png", image), _write(tmp_path / "y" / "p.png", image)
+    debug = tmp_path / "debug"
+    args = ["read", str(first), str(second), "-o", str(tmp_path / "r.json"), "--template", "a4", "--no-header",
+            "--debug-dir", str(debug)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in debug.iterdir()) == ["1-p-p1.png", "2-p-p1.png"]
+    # Again without --force: refused before any page is read, naming the overlays that exist.
+    (tmp_path / "r.json").unlink()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 4 and "1-p-p1.png: exists already, as do" in again.output
+    assert not (tmp_path / "r.json").exists()
