@@ -31,6 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from digitise.fileio import make_folder, write_atomic
+
 #: Paper sizes, landscape (width, height) in mm.
 PAPERS: dict[str, tuple[float, float]] = {
     "a4": (297.0, 210.0),
@@ -183,10 +185,10 @@ def geometry_json(paper: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Regenerate ``templates/*.json`` (the only place these files come from)."""
     args = sys.argv[1:] if argv is None else argv
-    folder = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "templates"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(Path(args[0]) if args else Path(__file__).resolve().parents[2] / "templates")
     for paper in sorted(PAPERS):
-        (folder / f"{paper}.json").write_text(geometry_json(paper), encoding="utf-8")
+        # Replaced on purpose (this is where they come from), but never left half-written.
+        write_atomic(folder / f"{paper}.json", geometry_json(paper), overwrite=True)
     return 0
 
 
