@@ -5,6 +5,7 @@ The reader's output is kept by ``digitise scan`` next to each report
 reader output in seconds, without reading the pages again.
 
     .venv/bin/python benchmarks/resolve.py /tmp/e2e/medium
+    .venv/bin/python benchmarks/resolve.py /tmp/e2e/heavy --set prior.WEIGHT=7
 """
 
 from __future__ import annotations
@@ -24,8 +25,22 @@ from digitise.solve.compare import compare
 from tests.test_end_to_end import aligned_report
 
 
-def one(args: tuple[str, str, float]) -> tuple[str, int, int, int, int, int, int, int]:
-    readings_path, truth_path, review_below = args
+def apply_settings(settings: Sequence[str]) -> None:
+    """``module.NAME=VALUE`` for modules of ``digitise.solve`` (``search.BEAM=64``, ``prior.WEIGHT=7``)."""
+    import importlib
+
+    for setting in settings:
+        target, _, value = setting.partition("=")
+        module_name, _, name = target.rpartition(".")
+        module = importlib.import_module(f"digitise.solve.{module_name}")
+        if not hasattr(module, name):
+            raise SystemExit(f"resolve.py: digitise.solve.{module_name} has no {name}")
+        setattr(module, name, type(getattr(module, name))(value))
+
+
+def one(args: tuple[str, str, float, tuple[str, ...]]) -> tuple[str, int, int, int, int, int, int, int]:
+    readings_path, truth_path, review_below, settings = args
+    apply_settings(settings)
     truth = read_mat_strict(truth_path)
     result = solve(load_readings(readings_path), players=truth.players, length=truth.length,
                    review_below=review_below)
@@ -43,12 +58,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="set a constant of digitise.solve.MODULE first (e.g. prior.WEIGHT=7, search.BEAM=64)")
     args = parser.parse_args(argv)
     out = args.level_dir / "out"
     truth = args.level_dir.parent / "truth"
     if not truth.is_dir():
         truth = args.level_dir / "truth"
-    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")), args.review_below)
+    apply_settings(args.set)  # a bad name fails here, once, not in every worker
+    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")), args.review_below,
+             tuple(args.set))
             for p in sorted(out.glob("*.report.readings.json"))]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, jobs))

@@ -50,7 +50,11 @@ def _gnubg_evaluator() -> _Evaluator | None:
 class PlayPrior:
     """Log-prior of each legal play of a roll, cached per (position, roll)."""
 
-    def __init__(self, evaluator: _Evaluator | None = None, *, weight: float = WEIGHT, floor: float = FLOOR) -> None:
+    def __init__(self, evaluator: _Evaluator | None = None, *, weight: float | None = None,
+                 floor: float | None = None) -> None:
+        # The module's constants are read here, not bound as defaults, so a benchmark can set them.
+        weight = WEIGHT if weight is None else weight
+        floor = FLOOR if floor is None else floor
         #: What weighs the plays, as the report records it (a solve differs with and without the net).
         self.source = "given evaluator"
         if evaluator is None and weight > 0.0:
