@@ -33,7 +33,7 @@ def _reports_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
-        verbose = bool(ctx.find_root().params.get("verbose"))
+        verbose = bool(ctx.find_root().params.get("verbose") or ctx.meta.get("digitise.verbose"))
         try:
             return func(*args, **kwargs)
         except DigitiseError as exc:
@@ -55,20 +55,7 @@ def _reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class _Tool(click.Group):
-    """The command group, taking ``-v`` wherever it is typed: ``digitise scan ... -v`` as ``digitise -v scan``.
-
-    The error messages say "rerun with -v", and a user adds it at the end.
-    """
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        end = args.index("--") if "--" in args else len(args)
-        verbose = [a for a in args[:end] if a in ("-v", "--verbose")]
-        rest = [a for a in args[:end] if a not in ("-v", "--verbose")]
-        return super().parse_args(ctx, [*verbose[:1], *rest, *args[end:]])
-
-
-@click.group(cls=_Tool, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="digitise")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug logging.")
 def cli(verbose: bool) -> None:
@@ -127,7 +114,7 @@ def _tell(summary: ScanSummary) -> None:
     if summary.flagged and summary.report:
         click.echo(f"review them with: digitise review {summary.report}")
     elif summary.flagged:
-        click.echo("to review them, scan again with --report FILE.json, then: digitise review FILE.json")
+        click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
     raise SystemExit(int(summary.exit_code))
 
 
@@ -198,9 +185,11 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
-        elif r.status == "flagged" and r.report:
-            turns = f"{r.flagged} of {r.turns} turns flagged; " if r.flagged else ""
-            click.echo(f"digitise: flagged: {r.name}: {turns}review with: digitise review {r.report}", err=True)
+        elif r.report and (r.status == "flagged" or r.status == "skipped" and r.flagged):
+            turns = f"{r.flagged} of {_count(r.turns, 'turn')} flagged; " if r.flagged else ""
+            before = " (converted before)" if r.status == "skipped" else ""
+            click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review {r.report}",
+                       err=True)
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     raise SystemExit(int(summary.exit_code))
 
@@ -405,6 +394,18 @@ def solve_command(readings: Path, output: Path, report: Path | None, players: st
 
     options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force)
     _tell(solve_readings(readings, output, report, options))
+
+
+def _verbose_here(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["digitise.verbose"] = True
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
+# The errors say "rerun with -v", and a user adds it at the end: every command takes it too.
+for _command in cli.commands.values():
+    _command.params.append(click.Option(["-v", "--verbose"], is_flag=True, hidden=True, expose_value=False,
+                                        callback=_verbose_here, is_eager=True))
 
 
 def main() -> None:

@@ -87,6 +87,6 @@ class OutputError(DigitiseError):
 
 
 class MissingDependencyError(DigitiseError):
-    """An external program that digitise drives is not installed."""
+    """A package or program a command needs is not installed (PyTorch for ``digitise train``)."""
 
     exit_code = ExitCode.MISSING_DEPENDENCY

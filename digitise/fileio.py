@@ -90,15 +90,17 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
     if existing:
         # All of them at once: fixing one at a time and meeting the next is no way to learn it.
         others = ", ".join(str(p) for p in existing[1:])
-        raise OutputError(f"exists already, as do {others} (use --force to replace them)" if others
+        verb = "does" if len(existing) == 2 else "do"
+        raise OutputError(f"exists already, as {verb} {others} (use --force to replace them)" if others
                           else "exists already (use --force to replace it)", existing[0])
 
 
 def beside(report: str | Path, suffix: str) -> Path:
     """A file kept next to a report: ``m1.report.json`` with ``.readings.json`` is ``m1.report.readings.json``.
 
-    The report's name is kept whole (less ``.json``), so a file beside it
-    never takes the name of the match's own ``.mat`` or of another match's files.
+    The report's name is kept whole (less ``.json``): with reports named as
+    ``scan`` and ``batch`` name them (``NAME.report.json``), a file beside
+    one never takes the name of the match's own ``NAME.mat``.
     """
     report = Path(report)
     return report.with_name(report.name.removesuffix(".json") + suffix)

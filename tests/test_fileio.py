@@ -85,4 +85,7 @@ def test_check_outputs_names_every_output_that_exists(tmp_path: Path) -> None:
     readings.write_text("")
     with pytest.raises(OutputError) as info:
         check_outputs([mat, report, readings], False)
-    assert info.value.message == f"{mat}: exists already, as do {readings} (use --force to replace them)"
+    assert info.value.message == f"{mat}: exists already, as does {readings} (use --force to replace them)"
+    report.write_text("")
+    with pytest.raises(OutputError, match=f"as do {report}, {readings} "):
+        check_outputs([mat, report, readings], False)

@@ -702,3 +702,23 @@ def test_a_misread_that_only_a_far_board_exposes_is_flagged() -> None:
     # The turns carried on from it are covered by its flag.
     later = [t for t in _turns(result) if (8, 3) < (t["page"], t["board"]) <= (9, 2)]
     assert later and all(t["flagged"] or t.get("follows") for t in later)
+
+
+def test_a_forced_plays_hit_marks_tell_apart_plays_that_end_alike() -> None:
+    """The solver honours 6/5* 5/3 only with the play that hits on 5; without a * either fits."""
+    from digitise.game.rules import Roll, legal_plays
+    from digitise.solve import parse_correction
+    from digitise.solve.search import Event, _fits, _Option
+    from tests.game.boards import position
+
+    before = position({6: 5, 8: 3, 13: 5, 24: 2}, {20: 1, 21: 1, 6: 5, 8: 3, 13: 3, 24: 2})
+    plays = {str(p): p for p in legal_plays(before, Roll(2, 1))}
+
+    def option(play: str) -> _Option:
+        event = Event("move", Side.BOTTOM, Roll(2, 1), plays[play], before)
+        return _Option(("move",), 0.0, (event,), None, ())  # type: ignore[arg-type]
+
+    hit_five, hit_four = option("6/5* 5/3"), option("6/4* 4/3")
+    assert _fits(hit_five, parse_correction("21: 6/5* 5/3")) and not _fits(hit_four, parse_correction("21: 6/5* 5/3"))
+    assert _fits(hit_four, parse_correction("21: 6/4* 4/3")) and not _fits(hit_five, parse_correction("21: 6/4* 4/3"))
+    assert _fits(hit_five, parse_correction("21: 6/3")) and _fits(hit_four, parse_correction("21: 6/3"))

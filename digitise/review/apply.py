@@ -64,7 +64,7 @@ def corrected_cells(text: str, turn: Mapping[str, Any]) -> dict[str, tuple[int, 
         if forced.moves is None or not turn.get("position_before"):
             raise ValueError("the play is not known")
         position = Position.from_position_id(str(turn["position_before"]))
-        play = play_from_moves(position, forced.roll, list(forced.moves)) if forced.moves else None
+        play = play_from_moves(position, forced.roll, forced.moves, forced.hits) if forced.moves else None
         if forced.moves and play is None:
             raise ValueError(f"{text!r} is not a legal play from the position before")
         cells.update(turn_cells(player, forced.roll, play))

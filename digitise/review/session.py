@@ -542,11 +542,15 @@ class ReviewSession:
 
     def _learn(self, key: tuple[int, int], text: str, turn: Mapping[str, Any] | None, source: BoardSource | None) -> None:
         """Save the corrected board's cells as labelled crops for ``digitise train``."""
-        if source is None or source.box is None or turn is None or self.learn_dir is None:
+        if self.learn_dir is None:
             return
+        stem = self._learn_stem(key)
         try:
+            # Whatever comes of this correction, the crops of an earlier one on this board are wrong now.
+            forget_learning_crops(self.learn_dir, stem)
+            if source is None or source.box is None or turn is None:
+                return
             cells = corrected_cells(text, turn)
-            stem = self._learn_stem(key)
             saved = save_learning_crops(self.learn_dir, source, cells, stem, self._template_of(key[0]))
             if not saved:
                 self.messages.append(f"page {key[0]}: the page could not be fitted, only the board picture was saved")

@@ -405,6 +405,7 @@ def parse_correction(text: str, where: str = "") -> Forced:
     player: Side | None = None
     roll: Roll | None = None
     moves: tuple[tuple[int, int], ...] | None = None
+    hits: frozenset[int] | None = None
     double = resign = blank = False
     response: str | None = None
     winner: Side | None = None
@@ -437,22 +438,24 @@ def parse_correction(text: str, where: str = "") -> Forced:
             if m.group(1):
                 player = Side(m.group(1).lower())
             roll = Roll(int(m.group(2)), int(m.group(3)))
-            moves = _parse_moves(m.group(4), bad)
+            moves, hits = _parse_moves(m.group(4), bad)
         else:
             raise bad(f"cannot read {part!r}")
     if points is not None and points < 1:
         raise bad("points must be at least 1")
-    return Forced(player, roll, moves, double, response, winner, points, resign, blank)
+    return Forced(player, roll, moves, double, response, winner, points, resign, blank, hits)
 
 
-def _parse_moves(text: str, bad: Any) -> tuple[tuple[int, int], ...]:
+def _parse_moves(text: str, bad: Any) -> tuple[tuple[tuple[int, int], ...], frozenset[int] | None]:
+    """A correction's moves, and its hit marks (None when it writes no ``*``: the marks decide)."""
     text = text.strip()
     if not text or text.lower() in ("cannot move", "can't move"):
-        return ()
+        return (), None
     try:
-        return tuple(parse_steps(text)[0])
+        moves, hits = parse_steps(text)
     except ValueError as exc:
         raise bad(str(exc)) from None
+    return tuple(moves), (frozenset(hits) if "*" in text else None)
 
 
 def parse_corrections(value: Mapping[str, Any]) -> dict[tuple[int, int], str]:

@@ -20,7 +20,16 @@ from typing import Literal
 
 from digitise.game.match import Cube, MatchState
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
-from digitise.game.rules import ALL_ROLLS, Play, Roll, Step, game_value, is_closed_out, legal_plays
+from digitise.game.rules import (
+    ALL_ROLLS,
+    Play,
+    Roll,
+    Step,
+    game_value,
+    is_closed_out,
+    legal_plays,
+    play_from_moves,
+)
 from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
@@ -207,7 +216,9 @@ class Forced:
     """A reviewer's correction of one board: what it records, as hard constraints.
 
     ``moves`` are (source, destination) pairs in the mover's numbering; an
-    empty tuple with a roll means the roll could not be played.
+    empty tuple with a roll means the roll could not be played. ``hits``: the
+    points the correction marks as hit (``6/5* 5/3``), or None when it marks
+    none, so the marks decide between plays that end alike but hit otherwise.
     """
 
     player: Side | None = None
@@ -219,6 +230,7 @@ class Forced:
     points: int | None = None
     resign: bool = False
     blank: bool = False
+    hits: frozenset[int] | None = None
 
 
 @dataclass(slots=True)
@@ -861,6 +873,11 @@ def _fits(option: _Option, forced: Forced) -> bool:
                     target[dest] += 1
                 if tuple(target) != move.play.result.mine:
                     return False
+                if forced.hits is not None:
+                    # Hits marked: of the plays that end alike, only the one hitting there fits.
+                    chosen = play_from_moves(move.before, forced.roll, forced.moves, forced.hits)
+                    if chosen is None or chosen.result != move.play.result:
+                        return False
     elif moves:
         return False
     if forced.response is not None:

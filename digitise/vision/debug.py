@@ -60,15 +60,22 @@ def draw_overlay(page: PageImage, analysis: Any) -> np.ndarray:
     return canvas
 
 
-def overlay_names(paths: Sequence[str | Path]) -> dict[str, str]:
-    """The name each input's overlays start with: its stem, or ``<k>-<stem>`` when inputs share a stem.
+def overlay_names(paths: Sequence[str | Path]) -> list[str]:
+    """The name each input's overlays start with, in order: its stem, or ``<k>-<stem>`` when stems repeat.
 
-    ``a.png`` and ``a.pdf``, or ``x/a.png`` and ``y/a.png``, must not write
-    over each other's overlays; ``k`` is the input's place among ``paths``.
+    ``a.png`` and ``a.pdf``, ``x/a.png`` and ``y/a.png``, or one file given
+    twice must not write over each other's overlays; ``k`` is the input's
+    place among ``paths``.
     """
     stems = Counter(Path(p).stem for p in paths)
-    return {str(p): (Path(p).stem if stems[Path(p).stem] == 1 else f"{k}-{Path(p).stem}")
-            for k, p in enumerate(paths, 1)}
+    names: list[str] = []
+    for k, path in enumerate(paths, 1):
+        stem = Path(path).stem
+        name = stem if stems[stem] == 1 else f"{k}-{stem}"
+        while name in names:  # "1-a.png" beside a.png and a.pdf: prefix again until unique
+            name = f"{k}-{name}"
+        names.append(name)
+    return names
 
 
 def overlay_path(folder: Path, name: str, page_number: int) -> Path:

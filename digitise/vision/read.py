@@ -464,17 +464,17 @@ def _each_told(items: Iterable[Any], on_page: Callable[[], None] | None) -> Iter
             on_page()
 
 
-def _overlay_names(paths: Sequence[str | Path], debug_dir: str | Path | None, overwrite: bool) -> dict[str, str]:
+def _overlay_names(paths: Sequence[str | Path], debug_dir: str | Path | None, overwrite: bool) -> list[str]:
     """The overlays' names per input, their targets checked before any page is read (none exists unforced)."""
     if debug_dir is None:
-        return {}
+        return []
     from digitise.vision.debug import overlay_names, overlay_path
     from digitise.vision.images import page_count
 
     names = overlay_names(paths)
     folder = Path(debug_dir)
-    check_outputs([overlay_path(folder, names[str(p)], n) for p in paths for n in range(1, page_count(p) + 1)],
-                  overwrite)
+    check_outputs([overlay_path(folder, name, n) for p, name in zip(paths, names, strict=True)
+                   for n in range(1, page_count(p) + 1)], overwrite, inputs=[Path(p) for p in paths])
     return names
 
 
@@ -491,7 +491,9 @@ def read_pages(
     """Read every page of every file in order; bad files and pages are collected, not fatal.
 
     ``template`` is a template, a paper name or geometry file, or None to
-    find the paper from each page. Raises only for a bad template. The
+    find the paper from each page. With ``debug_dir``, an overlay of each
+    page is drawn there (replacing old ones only with ``overwrite``). Raises
+    only for a bad template, or an overlay that cannot be written. The
     paths are one match: the header fields it shares (length, players,
     event...) are read from its first HEADER_PAGES pages whose header holds
     writing, every page's own number from every page. ``on_page`` is called
@@ -507,7 +509,7 @@ def read_pages(
     headed = 0
     paths = list(paths)
     overlays = _overlay_names(paths, debug_dir, overwrite)
-    for path in paths:
+    for k, path in enumerate(paths):
         try:
             for item in _each_told(iter_pages(path), on_page):
                 if isinstance(item, DigitiseError):
@@ -527,7 +529,7 @@ def read_pages(
                 if debug_dir is not None:
                     from digitise.vision.debug import overlay_path, write_overlay
 
-                    target = overlay_path(Path(debug_dir), overlays[str(path)], item.number)
+                    target = overlay_path(Path(debug_dir), overlays[k], item.number)
                     write_overlay(item, analysis, target, overwrite=overwrite)
         except InputError as exc:
             errors.append(exc)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from digitise.errors import InputError
+from digitise.game.position import Side
 from digitise.notation.mat import format_mat
 from digitise.notation.readings import load_readings
 from digitise.review.apply import corrected_reading, solve_with_corrections, turn_at
@@ -52,3 +53,23 @@ def test_corrected_reading_is_the_marks_of_the_play(solved_sample: tuple[Path, s
     assert blank is not None and not blank.cells and blank.arrow == 0.0
     double = corrected_reading(board, "double", None)
     assert double is not None and double.arrow == 1.0 and not double.cells
+
+
+def test_a_corrections_hit_marks_choose_between_plays_that_end_alike() -> None:
+    """6/5* 5/3 and 6/4* 4/3 move my checkers alike; the * says which, in the cells and for the solver."""
+    from digitise.game.rules import Roll, legal_plays
+    from digitise.notation.encode import turn_cells
+    from digitise.review.apply import corrected_cells
+    from digitise.solve import parse_correction
+    from tests.game.boards import position
+
+    # Blots of the opponent on my 5 and 4 points (their 20 and 21).
+    before = position({6: 5, 8: 3, 13: 5, 24: 2}, {20: 1, 21: 1, 6: 5, 8: 3, 13: 3, 24: 2})
+    turn = {"player": "bottom", "position_before": before.position_id()}
+    plays = {str(p): p for p in legal_plays(before, Roll(2, 1))}
+    for text, play in (("21: 6/5* 5/3", "6/5* 5/3"), ("21: 6/4* 4/3", "6/4* 4/3")):
+        assert corrected_cells(text, turn) == turn_cells(Side.BOTTOM, Roll(2, 1), plays[play])
+    assert corrected_cells("21: 6/5* 5/3", turn) != corrected_cells("21: 6/4* 4/3", turn)
+    assert parse_correction("21: 6/5* 5/3").hits == frozenset({5})
+    # No * written: the marks decide, as before.
+    assert parse_correction("21: 6/3").hits is None and parse_correction("21:").hits is None

@@ -240,5 +240,13 @@ def test_debug_overlays_of_inputs_alike_in_name_do_not_clash(a4: Template, tmp_p
     # Again without --force: refused before any page is read, naming the overlays that exist.
     (tmp_path / "r.json").unlink()
     again = CliRunner().invoke(cli, args)
-    assert again.exit_code == 4 and "1-p-p1.png: exists already, as do" in again.output
+    assert again.exit_code == 4 and "1-p-p1.png: exists already, as does" in again.output
     assert not (tmp_path / "r.json").exists()
+
+
+def test_overlay_names_are_unique_whatever_the_inputs_are_called() -> None:
+    from digitise.vision.debug import overlay_names
+
+    assert overlay_names(["x/a.png", "b.png"]) == ["a", "b"]
+    assert overlay_names(["a.png", "a.pdf", "1-a.png"]) == ["1-a", "2-a", "3-1-a"]
+    assert overlay_names(["a.png", "a.png"]) == ["1-a", "2-a"]  # one file given twice
