@@ -35,7 +35,13 @@ def apply_settings(settings: Sequence[str]) -> None:
         module = importlib.import_module(f"digitise.solve.{module_name}")
         if not hasattr(module, name):
             raise SystemExit(f"resolve.py: digitise.solve.{module_name} has no {name}")
-        setattr(module, name, type(getattr(module, name))(value))
+        old = getattr(module, name)
+        new = type(old)(value)
+        # Modules that imported the constant by name hold their own copy: set those too.
+        for loaded in [m for key, m in sys.modules.items() if key == "digitise.solve" or key.startswith("digitise.solve.")]:
+            if getattr(loaded, name, None) is old and type(old) is not bool:
+                setattr(loaded, name, new)
+        setattr(module, name, new)
 
 
 def one(args: tuple[str, str, float, tuple[str, ...]]) -> tuple[str, int, int, int, int, int, int, int]:
