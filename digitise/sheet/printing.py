@@ -344,10 +344,10 @@ def _put_text(layer: np.ndarray, text: Text, s: float) -> None:
 def template_png(template: Template, dpi: float) -> bytes:
     """The blank note as PNG bytes at ``dpi`` (with the resolution recorded in the file)."""
     image = render_template(template, dpi)
-    return _png_with_dpi(image, dpi)
+    return png_with_dpi(image, dpi)
 
 
-def _png_with_dpi(image: np.ndarray, dpi: float, *, noisy: bool = False) -> bytes:
+def png_with_dpi(image: np.ndarray, dpi: float, *, noisy: bool = False) -> bytes:
     """PNG bytes (OpenCV's encoder, deterministic) with a pHYs chunk recording ``dpi``.
 
     ``noisy``: a scan-like image, where compression gains little; use the

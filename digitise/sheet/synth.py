@@ -286,9 +286,9 @@ def _centre_spot(centre: Rect, digit_h: float, count: int, rng: np.random.Genera
 def encode_image(image: np.ndarray, fmt: str, *, dpi: int) -> bytes:
     """PNG (lossless, resolution recorded) or JPEG (quality 92) bytes of a page."""
     if fmt == "png":
-        from digitise.sheet.printing import _png_with_dpi
+        from digitise.sheet.printing import png_with_dpi
 
-        return _png_with_dpi(image, dpi, noisy=True)
+        return png_with_dpi(image, dpi, noisy=True)
     if fmt in ("jpg", "jpeg"):
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         if not ok:
