@@ -19,10 +19,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from digitise.errors import DigitiseError, ExitCode, InputError
 from digitise.fileio import beside, check_outputs, make_folder, real_path, write_atomic
+
+if TYPE_CHECKING:
+    from digitise.notation.readings import Readings
+    from digitise.solve import SolveResult
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,7 @@ class ScanSummary:
         return ExitCode.FLAGGED if self.flagged or self.page_errors or self.notes else ExitCode.OK
 
     @classmethod
-    def of(cls, output: Path, report: Path | None, pages: int, result: Any,
+    def of(cls, output: Path, report: Path | None, pages: int, result: SolveResult,
            page_errors: tuple[str, ...] = ()) -> ScanSummary:
         """The summary of a solved match (a :class:`~digitise.solve.SolveResult`)."""
         summary = result.report["summary"]
@@ -182,8 +186,8 @@ def _check_match_outputs(output: Path, report: Path | None, readings_path: Path 
                   replaceable=companions if options.leftovers else ())
 
 
-def _write_match(result: Any, output: Path, report: Path | None, options: ScanOptions, extra: dict[str, Any],
-                 readings: tuple[Path, Any] | None) -> None:
+def _write_match(result: SolveResult, output: Path, report: Path | None, options: ScanOptions, extra: dict[str, Any],
+                 readings: tuple[Path, Readings] | None) -> None:
     """Write the readings, the report and, last, the ``.mat``.
 
     Everything is made before anything is written, so a refusal writes
@@ -222,7 +226,7 @@ def readings_beside(report: Path) -> Path:
 ORDER_KEPT = "page order: not every page's number could be read; the pages are in the order given"
 
 
-def order_by_header(readings: Any) -> tuple[Any, str | None]:
+def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
     """Readings with pages sorted by their written page number, when every page has one.
 
     Otherwise the order given is kept, with a note (:data:`ORDER_KEPT`) that

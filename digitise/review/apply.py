@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from digitise.game.position import Position, Side
 from digitise.game.rules import play_from_moves
 from digitise.notation.marks import result_cell
 from digitise.notation.readings import BoardReading, CellReading, Readings
 from digitise.review.corrections import check_fit, unfitting
+
+if TYPE_CHECKING:
+    from digitise.solve import SolveResult
 
 
 def turns_by_board(report: Mapping[str, Any]) -> list[tuple[tuple[int, int, int], dict[str, Any]]]:
@@ -141,8 +144,8 @@ def solve_with_corrections(
     players: tuple[str, str] | None = None,
     length: int | None = None,
     path: str | Path | None = None,
-) -> Any:
-    """Solve ``readings`` with ``corrections`` as hard constraints: a :class:`SolveResult`.
+) -> SolveResult:
+    """Solve ``readings`` with ``corrections`` as hard constraints.
 
     Solves once; when a correction is not honoured (its marks were misread
     beyond what the solver tries), reads the corrected boards as the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -18,11 +18,14 @@ import numpy as np
 from digitise.fileio import write_atomic
 from digitise.vision.images import PageImage
 
+if TYPE_CHECKING:
+    from digitise.vision.read import PageAnalysis
+
 #: Long side of the overlay image (px).
 OVERLAY_LONG_SIDE = 2200
 
 
-def draw_overlay(page: PageImage, analysis: Any) -> np.ndarray:
+def draw_overlay(page: PageImage, analysis: PageAnalysis) -> np.ndarray:
     """The page with the markers, grid and cells drawn over it (BGR uint8, reduced)."""
     image = page.image if page.image.ndim == 3 else cv2.cvtColor(page.image, cv2.COLOR_GRAY2BGR)
     factor = min(1.0, OVERLAY_LONG_SIDE / max(image.shape[:2]))
@@ -83,7 +86,7 @@ def overlay_path(folder: Path, name: str, page_number: int) -> Path:
     return folder / f"{name}-p{page_number}.png"
 
 
-def write_overlay(page: PageImage, analysis: Any, target: Path, *, overwrite: bool = False) -> Path:
+def write_overlay(page: PageImage, analysis: PageAnalysis, target: Path, *, overwrite: bool = False) -> Path:
     """Write the overlay of ``page`` to ``target`` (see :func:`overlay_path`)."""
     canvas = draw_overlay(page, analysis)
     ok, encoded = cv2.imencode(".png", canvas)
