@@ -722,3 +722,20 @@ def test_a_forced_plays_hit_marks_tell_apart_plays_that_end_alike() -> None:
     assert _fits(hit_five, parse_correction("21: 6/5* 5/3")) and not _fits(hit_four, parse_correction("21: 6/5* 5/3"))
     assert _fits(hit_four, parse_correction("21: 6/4* 4/3")) and not _fits(hit_five, parse_correction("21: 6/4* 4/3"))
     assert _fits(hit_five, parse_correction("21: 6/3")) and _fits(hit_four, parse_correction("21: 6/3"))
+
+
+def test_a_stack_undercounted_in_an_off_square_costs_less_than_a_digit_missed() -> None:
+    """Four 4s borne off are crammed into one square: "44" read there is a lesser misreading of "4444"."""
+    import math
+
+    from digitise.solve.evidence import EDIT, REPEAT_DROP, _edit_cost
+
+    assert REPEAT_DROP > EDIT
+    assert _edit_cost("Woff", (4, 4, 4, 4), (4, 4)) == 2 * REPEAT_DROP
+    assert _edit_cost("Boff", (6, 5), (6,)) == EDIT  # a different digit missed: a full edit
+    assert _edit_cost("Boff", (6, 6, 5), (6,)) == REPEAT_DROP + EDIT
+    assert _edit_cost("Boff", (4, 4), (4, 1)) == EDIT  # a digit changed, not dropped
+    # Point squares and the centre keep one cost per digit (a cheap repeat there let a silent turn through).
+    assert _edit_cost("B1", (1, 1, 1), (1, 1)) == EDIT
+    assert _edit_cost("Wres", (1, 2), (2,)) == EDIT
+    assert math.isclose(_edit_cost("Woff", (4, 4), (4, 4)), 0.0)
