@@ -146,3 +146,23 @@ def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) ->
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> None:
+    """A doubt about the whole match (a name made up) is on the page, not only in the report."""
+    import json
+
+    doc = json.loads(sample_report.read_text())
+    note = "player names: the top player's name was not read from any page header; written as Top"
+    doc["notes"] = [note]
+    sample_report.write_text(json.dumps(doc))
+    server = ReviewServer(ReviewSession(sample_report, resolve=False), "127.0.0.1", 0)
+    server.start_in_thread()
+    page = browser_page
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#messages p.note")
+        assert page.inner_text("#messages p.note") == f"Note: {note}"
+    finally:
+        server.shutdown()
+        server.server_close()
