@@ -41,9 +41,9 @@ from digitise.solve.prior import PlayPrior
 #: own variants of each new board crowd it out before the board that tells them apart. 32 states
 #: within 6 nats keep it, and cost less than 8 within 14 (fewer hopeless states explained). 128
 #: within 6 flagged fewer turns than 32 on nine of ten saved benchmark set-levels, the same on the
-#: tenth (heavy 9000: 5.76 %
-#: against 6.13 %), none read worse, none silent, for ~20 % more solver time; a margin of 9 let 3
-#: turns through silent (benchmarks/README.md, Solver).
+#: tenth (heavy 9000: 5.76 % against 6.13 %), none read worse, none silent, for ~20 % more solver
+#: time and nothing measurable end to end; a margin of 9 let 3 turns through silent
+#: (benchmarks/README.md, Solver).
 BEAM = 128
 MARGIN = 6.0
 #: Priors, in log units, for things a recorder rarely does.
