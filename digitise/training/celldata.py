@@ -174,7 +174,9 @@ def generate(seeds: Sequence[int], subset_key: str, *, only: str | None = None, 
     tasks = [(int(s), LEVELS[int(s) % len(LEVELS)], int(s) % 7 == 0, subset_key, only) for s in seeds]
     parts: list[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]] = []
     if jobs > 1:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=_init, initargs=(glyphs,)) as pool:
+        # forkserver, not fork: a process that has started torch's or onnxruntime's threads can
+        # deadlock its forked children (as the batch avoids too).
+        with multiprocessing.get_context("forkserver").Pool(jobs, initializer=_init, initargs=(glyphs,)) as pool:
             for k, part in enumerate(pool.imap(match_cells, tasks, chunksize=1)):
                 parts.append(part)
                 if progress is not None:

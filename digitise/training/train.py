@@ -95,7 +95,8 @@ def synthetic_samples(
     chunk = 250
     tasks = [(dict(glyphs), seed * 100_003 + i, min(chunk, cells - i * chunk), 1.0) for i in range((cells + chunk - 1) // chunk)]
     if jobs > 1:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        # forkserver, not fork: torch's threads may already run in this process (see celldata.generate).
+        with multiprocessing.get_context("forkserver").Pool(jobs) as pool:
             parts = pool.map(_cell_chunk, tasks)
     else:
         parts = [_cell_chunk(t) for t in tasks]
