@@ -35,8 +35,8 @@ WEIGHED = 5
 Cells = Mapping[str, tuple[int, ...]]
 
 
-def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    """Digits to change, add or remove to turn one multiset of digits into the other."""
+def _unmatched(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[list[int], int]:
+    """The digits of ``a`` that ``b`` lacks, and how many digits of ``b`` are not in ``a`` (as multisets)."""
     rest = list(a)
     extra = 0
     for digit in b:
@@ -44,6 +44,12 @@ def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
             rest.remove(digit)
         else:
             extra += 1
+    return rest, extra
+
+
+def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Digits to change, add or remove to turn one multiset of digits into the other."""
+    rest, extra = _unmatched(a, b)
     return max(len(rest), extra)
 
 
@@ -75,19 +81,13 @@ REPEAT_CELLS = frozenset({"Woff", "Boff"})
 
 def _edit_cost(cell: str, expected: tuple[int, ...], read: tuple[int, ...]) -> float:
     """What turning ``read`` into ``expected`` costs (log, <= 0): :data:`EDIT` a digit, a dropped repeat less."""
-    if cell not in REPEAT_CELLS or REPEAT_DROP == EDIT:
+    if cell not in REPEAT_CELLS:
         return EDIT * _distance(cell, expected, read)
-    rest = list(expected)
-    extra = 0
-    for digit in read:
-        if digit in rest:
-            rest.remove(digit)
-        else:
-            extra += 1
-    changed = min(len(rest), extra)
-    dropped = len(rest) - changed
+    rest, extra = _unmatched(expected, read)
+    # Unread digits pair off with misread ones (changes); the rest were dropped, some of them repeats.
+    dropped = len(rest) - min(len(rest), extra)
     repeats = min(dropped, sum(1 for digit in rest if digit in read))
-    return EDIT * (changed + (extra - changed) + dropped - repeats) + REPEAT_DROP * repeats
+    return EDIT * (extra + dropped - repeats) + REPEAT_DROP * repeats
 
 
 def centre_forms(expected: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], float], ...]:
