@@ -7,6 +7,7 @@ the solver produces; only the solving itself is left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,11 +95,9 @@ def sample_report(tmp_path: Path) -> Path:
     return build_sample(folder)
 
 
-@pytest.fixture
-def review_server(sample_report: Path) -> Iterator[ReviewServer]:
-    """A review server on a free port of 127.0.0.1, serving in a thread (no solver)."""
-    # The hand-made report is not what a solve of its readings gives: test the server alone.
-    session = ReviewSession(sample_report, resolve=False)
+@contextlib.contextmanager
+def served(session: ReviewSession) -> Iterator[ReviewServer]:
+    """``session`` served on a free port of 127.0.0.1, in a thread, until the block ends."""
     server = ReviewServer(session, "127.0.0.1", 0)
     server.start_in_thread()
     try:
@@ -106,6 +105,14 @@ def review_server(sample_report: Path) -> Iterator[ReviewServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def review_server(sample_report: Path) -> Iterator[ReviewServer]:
+    """A review server of the hand-made sample (no solver)."""
+    # The hand-made report is not what a solve of its readings gives: test the server alone.
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

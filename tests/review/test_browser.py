@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from digitise.review.corrections import corrections_path, load_corrections
-from digitise.review.server import ReviewServer
 from digitise.review.session import ReviewSession
+from tests.review.conftest import served
 
 pytestmark = pytest.mark.browser
 
@@ -59,10 +59,8 @@ def test_correct_a_flagged_turn_and_export(
     browser_page: Any, solved_sample: tuple[Path, str], tmp_path: Path
 ) -> None:
     report, truth = solved_sample
-    server = ReviewServer(ReviewSession(report), "127.0.0.1", 0)
-    server.start_in_thread()
     page = browser_page
-    try:
+    with served(ReviewSession(report)) as server:
         page.goto(server.url)
         page.wait_for_selector("#turns li.turn")
         # Flagged turns only at first; the damaged board is among them.
@@ -120,17 +118,12 @@ def test_correct_a_flagged_turn_and_export(
         target = tmp_path / "exported.mat"
         download.save_as(str(target))
         assert target.read_text(encoding="utf-8") == truth
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) -> None:
     """1-9 pick a candidate, Enter accepts it (hand-made report, not re-solved)."""
-    server = ReviewServer(ReviewSession(sample_report, resolve=False), "127.0.0.1", 0)
-    server.start_in_thread()
     page = browser_page
-    try:
+    with served(ReviewSession(sample_report, resolve=False)) as server:
         page.goto(server.url)
         page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
         page.keyboard.press("2")
@@ -143,9 +136,6 @@ def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) ->
         page.keyboard.press("u")
         page.wait_for_selector("#turns li.turn:not(.corrected)")
         assert load_corrections(corrections_path(sample_report)) == {}
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> None:
@@ -156,13 +146,8 @@ def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> N
     note = "player names: the top player's name was not read from any page header; written as Top"
     doc["notes"] = [note]
     sample_report.write_text(json.dumps(doc))
-    server = ReviewServer(ReviewSession(sample_report, resolve=False), "127.0.0.1", 0)
-    server.start_in_thread()
     page = browser_page
-    try:
+    with served(ReviewSession(sample_report, resolve=False)) as server:
         page.goto(server.url)
         page.wait_for_selector("#messages p.note")
         assert page.inner_text("#messages p.note") == f"Note: {note}"
-    finally:
-        server.shutdown()
-        server.server_close()
