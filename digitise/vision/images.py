@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError, PageError
+from digitise.fileio import why_unreadable
 
 # A damaged TIFF makes Pillow's TIFF reader warn ("Corrupt EXIF data") on top of the one-line error we
 # give for it. Only that module's UserWarnings: a decompression bomb still warns.
@@ -466,12 +467,8 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     file = Path(path)
     try:
         data = file.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError("no such file", file) from exc
-    except IsADirectoryError as exc:
-        raise InputError("is a folder, not an image", file) from exc
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file) from exc
+        raise InputError(why_unreadable(exc), file) from exc
     if not data:
         raise InputError("empty file", file)
     kind = _kind(data[:1024])
