@@ -598,6 +598,8 @@ def save_learning_crops(
     ``DIR/boards/<stem>.png`` and ``.json``. The cells are found by the
     reader's own page and board fit, so they line up with what was read.
     Returns how many cells were saved (0 when the page cannot be fitted).
+    Crops an earlier correction of the board left under other labels are the
+    caller's to remove first (:func:`forget_learning_crops`).
     """
     import cv2
 
@@ -608,8 +610,6 @@ def save_learning_crops(
     page = load_page(source)
     if page is None or source.box is None:
         raise ValueError(f"cannot read page image {source.image}")
-    # A board corrected again may be labelled otherwise: its earlier crops must not stay under old labels.
-    forget_learning_crops(learn_dir, stem)
     saved = 0
     board_index = cells_board = None
     try:
