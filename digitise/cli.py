@@ -70,16 +70,12 @@ def cli(verbose: bool) -> None:
 def _players(value: str | None) -> tuple[str, str] | None:
     if value is None:
         return None
-    parts = [p.strip() for p in value.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise click.BadParameter('give two names: "BOTTOM,TOP"', param_hint="--players")
-    from digitise.notation.mat import holds_name
+    from digitise.notation.mat import players_problem
 
-    if parts[0] == parts[1]:
-        raise click.BadParameter("the two players need different names", param_hint="--players")
-    if not all(holds_name(p) for p in parts):
-        raise click.BadParameter("a .mat file cannot hold a name with a colon or control characters",
-                                 param_hint="--players")
+    parts = [p.strip() for p in value.split(",")]
+    problem = players_problem(parts)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--players")
     return (parts[0], parts[1])
 
 

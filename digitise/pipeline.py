@@ -117,7 +117,6 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     """
     from digitise.notation.readings import renumbered
     from digitise.review.apply import solve_with_corrections
-    from digitise.review.corrections import load_corrections
     from digitise.vision.read import read_pages
 
     if not pages:
@@ -125,6 +124,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _fewer_collections()
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
+    corrections, options = _reviewed(options)
     outcome = read_pages(list(pages), template=options.template, on_page=on_page)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
@@ -135,7 +135,6 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if options.order == "header":
         readings, order_note = order_by_header(readings)
     readings = renumbered(readings)
-    corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
     extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
@@ -156,12 +155,11 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     """
     from digitise.notation.readings import load_readings, renumbered
     from digitise.review.apply import solve_with_corrections
-    from digitise.review.corrections import load_corrections
 
     _check_match_outputs(output, report, None, options, [readings_path])
+    corrections, options = _reviewed(options)
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(load_readings(readings_path))
-    corrections = load_corrections(options.corrections) if options.corrections else {}
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
     extra: dict[str, Any] = {}
@@ -169,6 +167,23 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
         extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
     _write_match(result, output, report, options, extra, None)
     return ScanSummary.of(output, report, len(readings.pages), result)
+
+
+def _reviewed(options: ScanOptions) -> tuple[dict[tuple[int, int], str], ScanOptions]:
+    """The boards' corrections of ``options.corrections``, and the options with its names and length.
+
+    A reviewer's names and length win over ``--players`` and ``--length``, as
+    a corrected board wins over its marks: they were set looking at the scan.
+    """
+    if options.corrections is None:
+        return {}, options
+    from digitise.review.corrections import load_corrections_file
+
+    reviewed = load_corrections_file(options.corrections)
+    header = reviewed.header
+    told = replace(options, players=header.players or options.players,
+                   length=header.length if header.length is not None else options.length)
+    return reviewed.boards, told
 
 
 def _check_match_outputs(output: Path, report: Path | None, readings_path: Path | None, options: ScanOptions,

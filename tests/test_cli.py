@@ -296,6 +296,21 @@ def test_solve_refuses_corrections_that_do_not_fit_as_scan_does(tmp_path: Path) 
     assert not (tmp_path / "out.mat").exists()
 
 
+def test_names_and_length_set_on_the_review_page_win_over_the_command_line(tmp_path: Path) -> None:
+    corrections = tmp_path / "c.json"
+    corrections.write_text(json.dumps({"format": "digitise-corrections", "version": 2,
+                                       "match": {"players": ["Ann", "Ben"], "length": 9}, "corrections": {}}))
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--report", tmp_path / "out.json",
+                 "--players", "Xavier,Yann", "--length", "3", "--corrections", corrections)
+    assert result.exit_code in (ExitCode.OK, ExitCode.FLAGGED), result.output
+    text = (tmp_path / "out.mat").read_text()
+    assert text.splitlines()[0].strip() == "9 point match"
+    assert "Ann : 0" in text and "Ben : 0" in text and "Xavier" not in text
+    # The review page re-solves with what the scan was told: the reviewer's names.
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert (report["players"], report["length"]) == (["Ann", "Ben"], 9)
+
+
 def test_a_match_length_gnubg_cannot_hold_is_a_usage_error(tmp_path: Path) -> None:
     result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--length", "65")
     assert result.exit_code == int(ExitCode.USAGE) and "--length" in result.stderr

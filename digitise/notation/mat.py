@@ -57,6 +57,7 @@ __all__ = [
     "format_mat",
     "holds_name",
     "parse_mat",
+    "players_problem",
     "read_mat",
     "read_mat_strict",
     "with_closed_out_dances",
@@ -777,6 +778,17 @@ def _name_character(ch: str) -> bool:
 def holds_name(name: str) -> bool:
     """True when a ``.mat`` file can hold ``name`` as it is (no colon, no control characters)."""
     return all(_name_character(ch) for ch in name)
+
+
+def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
+    """Why ``players`` (bottom, top) cannot name a match's players in a ``.mat`` file, or None when they can."""
+    if len(players) != 2 or not all(name.strip() for name in players):
+        return 'give two names: "BOTTOM,TOP"'
+    if players[0].strip() == players[1].strip():
+        return "the two players need different names"
+    if not all(holds_name(name) for name in players):
+        return "a .mat file cannot hold a name with a colon or control characters"
+    return None
 
 
 def writable_name(name: str) -> str:

@@ -1,17 +1,22 @@
-"""Corrections made on the review page: hard constraints on single boards.
+"""Corrections made on the review page: hard constraints on single boards, and the match's names and length.
 
 A correction says what one board (page, board) really records, in the
 solver's correction language (:mod:`digitise.solve`, "Corrections"): a move
 ``"52: 13/8 13/11"`` (optionally ``"top 52: ..."``; ``"63:"`` for a roll that
 could not be played), ``"double"``, ``"double; take"``, ``"double; drop"``,
 ``"resign 2"``, ``"bottom wins 2"``, ``"blank"``, or several joined by ``;``.
-They are kept next to the report as ``REPORT.corrections.json``::
+The reviewer may also set the players' names and the match length (what the
+header says, when it was misread or left blank). They are kept next to the
+report as ``REPORT.corrections.json``::
 
-    {"format": "digitise-corrections", "version": 1, "report": "match.json",
+    {"format": "digitise-corrections", "version": 2, "report": "match.json",
+     "match": {"players": ["Alice", "Bruno"], "length": 5},
      "corrections": {"1:3": "52: 8/3 6/4", "1:5": "double; drop", "2:2": "resign 2"}}
 
-:func:`load_corrections` reads that file (or a bare ``{"page:board": text}``
-object) into the mapping :func:`digitise.solve.solve` takes; every problem is
+(``"match"`` and either of its keys may be left out; version 1 files, which
+had no ``"match"``, are read too.) :func:`load_corrections_file` reads that
+file (or a bare ``{"page:board": text}`` object); :func:`load_corrections`
+its boards, the mapping :func:`digitise.solve.solve` takes. Every problem is
 an :class:`InputError` naming the file, the JSON path and the reason.
 """
 
@@ -20,19 +25,53 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import beside, why_unreadable, write_atomic
-from digitise.notation.mat import parse_steps
+from digitise.game.match import MAX_MATCH_LENGTH
+from digitise.notation.mat import parse_steps, players_problem
 
 FORMAT = "digitise-corrections"
-VERSION = 1
+#: The version written; 1 (no "match" part) is read as well.
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 #: What the review page can mark a board as.
 ACTIONS = ("move", "double", "take", "drop", "resign", "blank")
 
 Corrections = dict[tuple[int, int], str]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchHeader:
+    """The players (bottom, top) and match length a reviewer set; None where the scan's stand."""
+
+    players: tuple[str, str] | None = None
+    length: int | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether the reviewer set anything."""
+        return self.players is not None or self.length is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``"match"`` part of a corrections file: only what is set."""
+        doc: dict[str, Any] = {}
+        if self.players is not None:
+            doc["players"] = list(self.players)
+        if self.length is not None:
+            doc["length"] = self.length
+        return doc
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionsFile:
+    """What a corrections file says: the boards' corrections and the match's header."""
+
+    boards: Corrections = field(default_factory=dict)
+    header: MatchHeader = MatchHeader()
 
 _KEY = re.compile(r"^(\d{1,4}):([1-8])$")
 
@@ -130,13 +169,46 @@ def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tup
     return (page, board), check_text(text, "$", path)
 
 
+def header_from_json(doc: Any, where: str, path: str | Path) -> MatchHeader:
+    """A match header (``{"players": [BOTTOM, TOP], "length": N}``, each optional or null), validated."""
+    if not isinstance(doc, Mapping):
+        raise _fail(where, 'must be an object {"players": ["BOTTOM", "TOP"], "length": N}', path)
+    unknown = sorted(set(doc) - {"players", "length"})
+    if unknown:
+        raise _fail(where, f"unknown key {unknown[0]!r} (a match has players and length)", path)
+    players = doc.get("players")
+    if players is not None:
+        if (not isinstance(players, list) or len(players) != 2
+                or not all(isinstance(name, str) for name in players)):
+            raise _fail(f"{where}.players", f'must be two names ["BOTTOM", "TOP"], got {players!r}', path)
+        players = tuple(" ".join(name.split()) for name in players)
+        problem = players_problem(players)
+        if problem:
+            raise _fail(f"{where}.players", problem, path)
+    length = doc.get("length")
+    if length is not None:
+        length = _whole(length, f"{where}.length", 0, MAX_MATCH_LENGTH, path)
+    return MatchHeader(players, length)
+
+
 def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
     """Validate a corrections document (wrapped or bare); the corrections keyed by (page, board)."""
+    return file_from_json(doc, path).boards
+
+
+def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
+    """Validate a corrections document (wrapped or bare): its boards' corrections and match header."""
+    header = MatchHeader()
     if isinstance(doc, Mapping) and "format" in doc:
         if doc.get("format") != FORMAT:
             raise _fail("$.format", f"not a corrections file (expected {FORMAT!r})", path)
-        if doc.get("version") != VERSION:
-            raise _fail("$.version", f"unsupported version {doc.get('version')!r} (this digitise reads {VERSION})", path)
+        if doc.get("version") not in READABLE_VERSIONS:
+            raise _fail("$.version", f"unsupported version {doc.get('version')!r} (this digitise reads "
+                                     f"{' and '.join(map(str, READABLE_VERSIONS))})", path)
+        if "match" in doc:
+            if doc.get("version") == 1:
+                raise _fail("$.match", "version 1 files have no match part: write version 2", path)
+            header = header_from_json(doc["match"], "$.match", path)
         items, prefix = doc.get("corrections"), "$.corrections"
     else:
         items, prefix = doc, "$"
@@ -158,11 +230,19 @@ def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
             raise _fail(f"{prefix}.{key}", f"the same board as {named[board]!r}: keep one", path)
         named[board] = str(key)
         found[board] = check_text(text, f"{prefix}.{key}", path)
-    return dict(sorted(found.items()))
+    return CorrectionsFile(dict(sorted(found.items())), header)
 
 
 def load_corrections(path: str | Path) -> Corrections:
     """Read a corrections file written by the review page: ``{(page, board): text}`` for :func:`solve`.
+
+    See :func:`load_corrections_file`, which gives the match header too.
+    """
+    return load_corrections_file(path).boards
+
+
+def load_corrections_file(path: str | Path) -> CorrectionsFile:
+    """Read a corrections file written by the review page: its boards' corrections and match header.
 
     Raises :class:`InputError` (file, JSON path, reason) when it cannot be read
     or is not a valid corrections file. Whether it still fits the scan is
@@ -181,23 +261,23 @@ def load_corrections(path: str | Path) -> Corrections:
         raise InputError(f"not JSON: {exc.msg}", source, f"line {exc.lineno}") from exc
     except RecursionError as exc:
         raise InputError("not a corrections file: nested too deeply", source) from exc
-    return corrections_from_json(doc, source)
+    return file_from_json(doc, source)
 
 
-def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str) -> str:
+def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str,
+                        header: MatchHeader = MatchHeader()) -> str:
     """The corrections file's text: sorted, so the same corrections give the same bytes."""
-    doc = {
-        "format": FORMAT,
-        "version": VERSION,
-        "report": report_name,
-        "corrections": {f"{p}:{b}": text for (p, b), text in sorted(corrections.items())},
-    }
-    return json.dumps(doc, indent=2) + "\n"
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "report": report_name}
+    if header.given:
+        doc["match"] = header.to_json()
+    doc["corrections"] = {f"{p}:{b}": text for (p, b), text in sorted(corrections.items())}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str], report_name: str) -> Path:
+def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str], report_name: str,
+                     header: MatchHeader = MatchHeader()) -> Path:
     """Write the corrections file atomically (replacing the previous one)."""
-    return write_atomic(path, corrections_to_json(corrections, report_name), overwrite=True)
+    return write_atomic(path, corrections_to_json(corrections, report_name, header), overwrite=True)
 
 
 def corrections_path(report: str | Path) -> Path:

@@ -14,6 +14,7 @@ report's folder (never outside it), and a small JSON API:
 ``GET /files/PATH``        a file under the report's folder
 ``POST /api/correct``      ``{"page", "board", "action", "dice", "move", "points"}``
 ``POST /api/uncorrect``    ``{"page", "board"}``
+``POST /api/match``        ``{"players": [BOTTOM, TOP] | null, "length": N | null}``
 =========================  ====================================================
 
 Errors are JSON ``{"error": message}`` with a 4xx status; bodies are limited
@@ -227,6 +228,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.OK, session.correct(self._body()))
         elif path == "/api/uncorrect":
             self._json(HTTPStatus.OK, session.uncorrect(self._body()))
+        elif path == "/api/match":
+            self._json(HTTPStatus.OK, session.set_header(self._body()))
         else:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
 

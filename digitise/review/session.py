@@ -5,7 +5,9 @@ The web server (:mod:`digitise.review.server`) is a thin HTTP layer over a
 what the tests drive directly as well as through HTTP.
 
 A correction is a hard constraint: each one re-runs the solver with all
-corrections, and the page is told which turns changed.
+corrections, and the page is told which turns changed. The reviewer may also
+set the players' names and the match length (a header misread or left
+blank); they are saved with the corrections and re-solve the match too.
 """
 
 from __future__ import annotations
@@ -26,18 +28,20 @@ from digitise.game.rules import legal_plays, play_from_moves
 from digitise.review.apply import corrected_cells, corrected_readings, turn_at, turns_by_board
 from digitise.review.corrections import (
     Corrections,
+    MatchHeader,
     check_fit,
     correction_from_request,
     corrections_path,
-    load_corrections,
+    header_from_json,
+    load_corrections_file,
     save_corrections,
     unfitting,
 )
 
 log = logging.getLogger(__name__)
 
-#: solve(readings, corrections) -> (match, report): the solver, injectable for tests.
-Solver = Callable[[Any, Mapping[tuple[int, int], str]], tuple[Any, Mapping[str, Any]]]
+#: solve(readings, corrections, header) -> (match, report): the solver, injectable for tests.
+Solver = Callable[[Any, Mapping[tuple[int, int], str], MatchHeader], tuple[Any, Mapping[str, Any]]]
 
 
 class CorrectionRefused(DigitiseError):
@@ -140,21 +144,34 @@ def report_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[
     return changes
 
 
+def scan_header(report: Mapping[str, Any]) -> MatchHeader:
+    """The players and length the scan was told (command line or corrections file); None where it read them."""
+    summary = report.get("summary") or {}
+    players = report.get("players") or summary.get("players")
+    length = report.get("length", summary.get("length"))
+    return MatchHeader(
+        (str(players[0]), str(players[1])) if isinstance(players, list) and len(players) == 2 else None,
+        length if isinstance(length, int) and not isinstance(length, bool) else None,
+    )
+
+
 def default_solver(report: Mapping[str, Any]) -> Solver | None:
-    """The real solver, run with the players and length the report was made with; None when absent."""
+    """The real solver, run with the players and length the report was made with; None when absent.
+
+    The reviewer's names and length, when set, win over the scan's.
+    """
     try:
         from digitise.solve import solve
     except ImportError:
         return None
-    summary = report.get("summary") or {}
-    players = report.get("players") or summary.get("players")
-    length = report.get("length", summary.get("length"))
+    told = scan_header(report)
 
-    def run(readings: Any, corrections: Mapping[tuple[int, int], str]) -> tuple[Any, Mapping[str, Any]]:
+    def run(readings: Any, corrections: Mapping[tuple[int, int], str],
+            header: MatchHeader) -> tuple[Any, Mapping[str, Any]]:
         result = solve(
             readings,
-            players=(str(players[0]), str(players[1])) if isinstance(players, list) and len(players) == 2 else None,
-            length=int(length) if isinstance(length, int) else None,
+            players=header.players or told.players,
+            length=header.length if header.length is not None else told.length,
             corrections=dict(corrections) or None,
         )
         return result.match, result.report
@@ -196,6 +213,8 @@ class ReviewSession:
             self.solver = solver if solver is not None else default_solver(self.report)
         self.corrections_file = corrections_path(self.report_path)
         self.corrections: Corrections = {}
+        #: The players and length the reviewer set (saved with the corrections).
+        self.header = MatchHeader()
         self.changes: list[dict[str, Any]] = []
         self.match: Any = None
         self.messages: list[str] = []
@@ -210,7 +229,8 @@ class ReviewSession:
         elif self.solver is None:
             self.messages.append("the match is not re-solved here: corrections are saved but not applied")
         if self.corrections_file.exists():
-            self.corrections = load_corrections(self.corrections_file)
+            saved = load_corrections_file(self.corrections_file)
+            self.corrections, self.header = saved.boards, saved.header
             if self.readings is not None:
                 missing = sorted(set(self.corrections) - set(self.boards()))
                 if missing:
@@ -224,9 +244,9 @@ class ReviewSession:
             # Solve once at start so the page shows the match with the saved corrections applied.
             original = self.report
             readings = corrected_readings(self.readings, self.corrections, original)
-            self.match, solved = self.solver(readings, self.corrections)
+            self.match, solved = self.solver(readings, self.corrections, self.header)
             self.report = self._keep_links(dict(solved))
-            if self.corrections:
+            if self.corrections or self.header.given:
                 check_fit(self.report, self.corrections, self.corrections_file)
                 self.changes = report_changes(original, self.report)
 
@@ -353,6 +373,7 @@ class ReviewSession:
             return {
                 "title": self.report_path.name,
                 "summary": self.report.get("summary", {}),
+                "match": self._match_header(),
                 "games": games,
                 "turns": turns,
                 "corrections": [{"page": p, "board": b, "text": t} for (p, b), t in sorted(self.corrections.items())],
@@ -363,6 +384,32 @@ class ReviewSession:
                 # Doubts about the whole match (a name or the length made up, the page order kept).
                 "notes": [str(n) for n in self.report.get("notes") or []],
             }
+
+    def _match_header(self) -> dict[str, Any]:
+        """The names and length the match is written with, and who set them (the page's match form)."""
+        told = scan_header(self.report)
+        if self.match is not None:
+            players: list[str] | None = list(self.match.players)
+            length: int | None = self.match.length
+        else:
+            players = list(self.header.players or told.players or ()) or None
+            length = self.header.length if self.header.length is not None else told.length
+        notes = [str(n) for n in self.report.get("notes") or []]
+
+        def source(reviewed: object, given: object, doubt: str) -> str:
+            if reviewed is not None:
+                return "review"
+            if given is not None:
+                return "scan"
+            return "unsure" if any(n.startswith(doubt) for n in notes) else "header"
+
+        return {
+            "players": players,
+            "length": length,
+            "players_from": source(self.header.players, told.players, "player names"),
+            "length_from": source(self.header.length, told.length, "match length"),
+            "reviewed": self.header.to_json(),
+        }
 
     def _has_crop(self, page: int, board: int) -> bool:
         source = self.boards().get((page, board))
@@ -485,6 +532,18 @@ class ReviewSession:
                 self._learn(key, text, turn, boards.get(key))
             return {"changes": changes, "correction": text, "page": key[0], "board": key[1]}
 
+    def set_header(self, request: Any) -> dict[str, Any]:
+        """Set the players' names and the match length (``{"players": [BOTTOM, TOP], "length": N}``).
+
+        Either may be null (or left out): the scan's value stands again.
+        Re-solves the match; returns the changes. Raises :class:`InputError`
+        for a malformed request.
+        """
+        header = header_from_json(request, "$", "request")
+        with self._lock:
+            changes = self._resolve(self.corrections, header)
+            return {"changes": changes, "match": self._match_header()}
+
     def uncorrect(self, request: Any) -> dict[str, Any]:
         """Remove the correction of one board (``{"page": p, "board": b}``)."""
         if not isinstance(request, Mapping) or set(request) != {"page", "board"}:
@@ -512,12 +571,13 @@ class ReviewSession:
                     return value
         return "a4"
 
-    def _resolve(self, updated: Corrections) -> list[dict[str, Any]]:
-        """Re-solve with ``updated``; keep it (and save it) only when the solver honours all of it."""
+    def _resolve(self, updated: Corrections, header: MatchHeader | None = None) -> list[dict[str, Any]]:
+        """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured."""
+        header = self.header if header is None else header
         if self.solver is not None and self.readings is not None:
             try:
                 readings = corrected_readings(self.readings, updated, self.report)
-                match, solved = self.solver(readings, updated)
+                match, solved = self.solver(readings, updated, header)
             except DigitiseError as exc:
                 raise CorrectionRefused(f"the solver cannot read this correction: {exc.reason}") from exc
             new_report = self._keep_links(dict(solved))
@@ -532,8 +592,9 @@ class ReviewSession:
         else:
             changes = []
         self.corrections = dict(sorted(updated.items()))
+        self.header = header
         self.changes = changes
-        save_corrections(self.corrections_file, self.corrections, self.report_path.name)
+        save_corrections(self.corrections_file, self.corrections, self.report_path.name, header)
         return changes
 
     def _learn_stem(self, key: tuple[int, int]) -> str:

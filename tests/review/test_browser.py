@@ -151,3 +151,47 @@ def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> N
         page.goto(server.url)
         page.wait_for_selector("#messages p.note")
         assert page.inner_text("#messages p.note") == f"Note: {note}"
+
+
+def test_set_the_names_and_length_the_header_did_not_give(
+    browser_page: Any, solved_sample: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A scan with no names or length told and none read: the reviewer types them, the export has them."""
+    import json
+
+    report, _ = solved_sample
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    doc.update(players=None, length=None)
+    report.write_text(json.dumps(doc), encoding="utf-8")
+    page = browser_page
+    with served(ReviewSession(report)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#turns li.turn")
+        assert page.input_value("#player-bottom") == "Bottom" and page.input_value("#player-top") == "Top"
+        assert "placeholder" in page.inner_text("#players-from")
+        assert "player names" in page.inner_text("#messages")
+        # One name twice: refused with the reason, nothing saved.
+        page.fill("#player-bottom", "Bob")
+        page.fill("#player-top", "Bob")
+        page.click("#apply-match")
+        page.wait_for_selector("#match-error:has-text('different names')")
+        assert not corrections_path(report).exists()
+        page.fill("#player-bottom", "Alice")
+        page.fill("#match-length", "5")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#players-from:has-text('set here')")
+        assert "player names" not in page.inner_text("#messages")
+        assert page.input_value("#match-length") == "5"
+        screenshot(page, "4-match")
+        with page.expect_download() as download_info:
+            page.click("#export")
+        target = tmp_path / "named.mat"
+        download_info.value.save_as(str(target))
+        lines = target.read_text(encoding="utf-8").splitlines()
+        assert lines[0].strip() == "5 point match"
+        assert "Alice : 0" in lines[3] and "Bob : 0" in lines[3]
+        # Back to the scan's: the placeholders again, and the file keeps no match part.
+        page.click("#reset-match")
+        page.wait_for_selector("#players-from:has-text('placeholder')")
+        assert page.input_value("#player-bottom") == "Bottom"
+        assert "match" not in json.loads(corrections_path(report).read_text(encoding="utf-8"))

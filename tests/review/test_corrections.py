@@ -9,11 +9,14 @@ import pytest
 
 from digitise.errors import InputError
 from digitise.review.corrections import (
+    MatchHeader,
     check_fit,
     correction_from_request,
     corrections_path,
     corrections_to_json,
+    header_from_json,
     load_corrections,
+    load_corrections_file,
     parse_moves,
     save_corrections,
     unfitting,
@@ -58,6 +61,24 @@ def test_corrections_path_sits_next_to_the_report() -> None:
         ('{"1:5": "resign 0"}', "$.1:5", "points must be at least 1"),
         ('["1:5"]', "$", "must be an object"),
         ('{"games": [], "summary": {}}', "$", "not a corrections file but a report"),
+        ('{"format": "digitise-corrections", "version": 1, "match": {"length": 3}, "corrections": {}}', "$.match",
+         "version 1 files have no match part"),
+        ('{"format": "digitise-corrections", "version": 2, "match": [], "corrections": {}}', "$.match",
+         "must be an object"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"event": "x"}, "corrections": {}}', "$.match",
+         "unknown key 'event'"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"players": ["A"]}, "corrections": {}}',
+         "$.match.players", "must be two names"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"players": ["A", "A"]}, "corrections": {}}',
+         "$.match.players", "need different names"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"players": ["A:1", "B"]}, "corrections": {}}',
+         "$.match.players", "cannot hold a name with a colon"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"players": [" ", "B"]}, "corrections": {}}',
+         "$.match.players", "give two names"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"length": 65}, "corrections": {}}',
+         "$.match.length", "0 to 64"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"length": true}, "corrections": {}}',
+         "$.match.length", "whole number"),
     ],
 )
 def test_bad_files_name_the_file_the_place_and_the_reason(
@@ -137,5 +158,38 @@ def test_fit_against_a_report() -> None:
 def test_json_text_is_deterministic() -> None:
     text = corrections_to_json({(1, 2): "double"}, "r.json")
     assert text == corrections_to_json({(1, 2): "double"}, "r.json")
-    assert json.loads(text) == {"format": "digitise-corrections", "version": 1, "report": "r.json",
+    assert json.loads(text) == {"format": "digitise-corrections", "version": 2, "report": "r.json",
                                 "corrections": {"1:2": "double"}}
+
+
+def test_match_header_round_trips_and_version_1_files_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "m.corrections.json"
+    header = MatchHeader(("Ana María", "Bo"), 7)
+    save_corrections(path, {(1, 2): "double"}, "m.json", header)
+    saved = load_corrections_file(path)
+    assert saved.boards == {(1, 2): "double"}
+    assert saved.header == header
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["match"] == {"players": ["Ana María", "Bo"], "length": 7}
+    # Names are kept as written, not escaped: the file is for people too.
+    assert "Ana María" in path.read_text(encoding="utf-8")
+    # Only what was set is written; nothing set, no "match" part.
+    save_corrections(path, {}, "m.json", MatchHeader(length=0))
+    assert json.loads(path.read_text())["match"] == {"length": 0}
+    assert load_corrections_file(path).header == MatchHeader(None, 0)
+    save_corrections(path, {}, "m.json")
+    assert "match" not in json.loads(path.read_text())
+    old = tmp_path / "old.corrections.json"
+    old.write_text('{"format": "digitise-corrections", "version": 1, "report": "m.json", '
+                   '"corrections": {"1:3": "double"}}')
+    assert load_corrections_file(old).boards == {(1, 3): "double"}
+    assert not load_corrections_file(old).header.given
+
+
+def test_header_requests_are_checked_and_names_tidied() -> None:
+    assert header_from_json({"players": [" Ann  Lee ", "Bo"], "length": None}, "$", "request") == MatchHeader(
+        ("Ann Lee", "Bo"), None)
+    assert header_from_json({}, "$", "request") == MatchHeader()
+    with pytest.raises(InputError) as caught:
+        header_from_json({"players": ["Ann", "Bo"], "length": "5"}, "$", "request")
+    assert (caught.value.where, caught.value.path) == ("$.length", "request")

@@ -198,3 +198,17 @@ def test_request_limits(review_server: ReviewServer) -> None:
 def test_export_without_a_solved_match_is_a_clear_409(review_server: ReviewServer) -> None:
     status, _, body = request(review_server, "GET", "/api/export.mat")
     assert status == 409 and "--readings" in json.loads(body)["error"]
+
+
+def test_match_names_and_length_over_http(review_server: ReviewServer, sample_report: Path) -> None:
+    status, answer = post_json(review_server, "/api/match", {"players": ["Ann", "Ann"]})
+    assert status == 400 and answer["error"] == "$.players: the two players need different names"
+    status, answer = post_json(review_server, "/api/match", {"length": -1})
+    assert status == 400 and answer["error"].startswith("$.length: must be a whole number 0 to 64")
+    assert not corrections_path(sample_report).exists()
+    status, answer = post_json(review_server, "/api/match", {"players": ["Ann", "Ben"], "length": 3})
+    assert status == 200 and answer["match"]["reviewed"] == {"players": ["Ann", "Ben"], "length": 3}
+    saved = json.loads(corrections_path(sample_report).read_text(encoding="utf-8"))
+    assert saved["match"] == {"players": ["Ann", "Ben"], "length": 3}
+    status, _, body = request(review_server, "GET", "/api/state")
+    assert json.loads(body)["match"]["players"] == ["Ann", "Ben"]

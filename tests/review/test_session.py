@@ -251,3 +251,55 @@ def test_forget_learning_crops_takes_only_that_boards_files(tmp_path: Path) -> N
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert left == ["5/m_p1b3_W3.txt", "5/m_p1b3_x_W3.png", "5/m_p1b4_W3.png", "boards/m_p1b4.json"]
     assert forget_learning_crops(tmp_path / "missing", "m_p1b3") == 0
+
+
+def _scanned_without_names(report: Path) -> None:
+    """The report as a scan told nothing and whose headers were blank: names and length made up."""
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    doc.update(players=None, length=None)
+    report.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_names_and_length_set_on_the_page_are_written_saved_and_reset(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    _scanned_without_names(report)
+    session = ReviewSession(report)
+    made_up = session.state()["match"]
+    assert made_up["players"] == ["Bottom", "Top"] and made_up["players_from"] == "unsure"
+    assert made_up["length"] == 0 and made_up["length_from"] == "unsure"
+    assert any(n.startswith("player names") for n in session.state()["notes"])
+    session.correct(TRUE_PLAY)
+    result = session.set_header({"players": ["Alice", "Bob"], "length": 5})
+    assert result["match"]["players"] == ["Alice", "Bob"] and result["match"]["players_from"] == "review"
+    assert result["match"]["length"] == 5 and result["match"]["length_from"] == "review"
+    # With the board corrected and the header set, the export is the true match, names and length too.
+    assert session.export_mat() == truth
+    assert not any(n.startswith(("player names", "match length")) for n in session.state()["notes"])
+    saved = json.loads(corrections_path(report).read_text(encoding="utf-8"))
+    assert saved["match"] == {"players": ["Alice", "Bob"], "length": 5}
+    assert ReviewSession(report).export_mat() == truth
+    # Null (or left out) hands the field back to the scan.
+    session.set_header({"players": None})
+    assert session.state()["match"]["players"] == ["Bottom", "Top"]
+    assert "match" not in json.loads(corrections_path(report).read_text(encoding="utf-8"))
+    assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
+
+
+def test_names_the_scan_was_given_are_shown_as_given(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    match = ReviewSession(report).state()["match"]
+    assert (match["players"], match["players_from"], match["length"], match["length_from"]) == (
+        ["Alice", "Bob"], "scan", 5, "scan")
+
+
+def test_a_bad_header_request_changes_nothing(solved_sample: tuple[Path, str]) -> None:
+    report, _ = solved_sample
+    session = ReviewSession(report)
+    before = session.export_mat()
+    for request, where in (({"players": ["Alice", "Alice"]}, "$.players"), ({"length": 99}, "$.length"),
+                           ({"players": ["A"], "length": 3}, "$.players"), ({"cube": 2}, "$")):
+        with pytest.raises(InputError) as caught:
+            session.set_header(request)
+        assert caught.value.where == where
+    assert session.export_mat() == before
+    assert not corrections_path(report).exists()

@@ -56,8 +56,62 @@ function render() {
     ...s.notes.map((n) => el("p", { class: "message note" }, `Note: ${n}`)),
     ...s.messages.map((m) => el("p", { class: "message" }, m)),
   );
+  renderMatch();
   renderList();
   renderDetail();
+}
+
+const FROM = { review: "set here", scan: "given to the scan", header: "read from the header",
+  unsure: "not read: a placeholder" };
+
+function renderMatch() {
+  // The names and length the .mat is written with; editable when the header was misread or blank.
+  const form = document.getElementById("match");
+  if (form.contains(document.activeElement) && document.activeElement instanceof HTMLInputElement) return;
+  const m = view.state.match || {};
+  const players = m.players || ["", ""];
+  const reviewed = m.reviewed && Object.keys(m.reviewed).length;
+  form.replaceChildren(
+    el("span", { class: "label" }, "Match:"),
+    el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", spellcheck: "false" })),
+    el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", spellcheck: "false" })),
+    el("span", { class: `from ${m.players_from}`, id: "players-from" }, `(${FROM[m.players_from] || ""})`),
+    el("label", {}, "Length ", el("input", { id: "match-length", type: "number", min: "0", max: "64", size: "3",
+      value: m.length === null || m.length === undefined ? "" : String(m.length) })),
+    el("span", { class: `from ${m.length_from}`, id: "length-from" }, `(${FROM[m.length_from] || ""}${m.length === 0 ? ", 0 is unlimited" : ""})`),
+    el("button", { type: "submit", id: "apply-match" }, "Set names and length"),
+    reviewed ? el("button", { type: "button", id: "reset-match", onclick: resetMatch }, "Back to the scan's") : null,
+    el("span", { id: "match-error", class: "error", role: "alert" }),
+  );
+}
+
+async function sendMatch(body, what) {
+  try {
+    const result = await api("/api/match", body);
+    document.activeElement?.blur();
+    await reload();
+    showChanges(result, what);
+  } catch (err) {
+    document.getElementById("match-error").textContent = err.message;
+  }
+}
+
+function applyMatch() {
+  const players = [document.getElementById("player-bottom").value.trim(), document.getElementById("player-top").value.trim()];
+  const lengthText = document.getElementById("match-length").value.trim();
+  const m = view.state.match || {};
+  const body = {};
+  // Only what differs from what is written now, or was set here before, is sent as the reviewer's.
+  const same = m.players && players[0] === m.players[0] && players[1] === m.players[1];
+  if (!same || (m.reviewed && m.reviewed.players)) body.players = players;
+  if (lengthText === "" || String(m.length) !== lengthText || (m.reviewed && m.reviewed.length !== undefined)) {
+    body.length = lengthText === "" ? null : Number(lengthText);
+  }
+  sendMatch(body, `Match set to ${players[0]} v ${players[1]}, ${lengthText || "length as scanned"}`);
+}
+
+function resetMatch() {
+  sendMatch({ players: null, length: null }, "Names and length back to the scan's");
 }
 
 function renderList() {
@@ -285,6 +339,11 @@ document.addEventListener("keydown", (event) => {
   else if (event.key === "u") undo();
   else return;
   event.preventDefault();
+});
+
+document.getElementById("match").addEventListener("submit", (event) => {
+  event.preventDefault();
+  applyMatch();
 });
 
 document.getElementById("show-all").addEventListener("change", (event) => {
