@@ -178,6 +178,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         counts[r.status] = counts.get(r.status, 0) + 1
     click.echo(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" in {summary.seconds:.1f} s; "
                f"summary in {output_dir / 'summary.json'}")
+    to_review = 0
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
@@ -186,7 +187,11 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
             before = " (converted before)" if r.status == "skipped" else ""
             click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review {r.report}",
                        err=True)
+            to_review += 1
         _problems(r.page_errors, r.notes, f"{r.name}: ")
+    if to_review > 1:
+        click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review {output_dir}",
+                   err=True)
     raise SystemExit(int(summary.exit_code))
 
 
@@ -215,7 +220,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 
 
 @cli.command()
-@click.argument("report", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("report", type=click.Path(path_type=Path))
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -228,18 +233,27 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 @_reports_errors
 def review(report: Path, port: int, host: str, readings: Path | None, learn_dir: Path | None,
            no_browser: bool) -> None:
-    """Serve the review page for REPORT.json: fix flagged turns, export the corrected .mat."""
+    """Serve the review page for REPORT.json: fix flagged turns, export the corrected .mat.
+
+    REPORT may be a folder (a batch's output): one page lists its matches.
+    """
     from digitise.review.server import make_server
 
     server = make_server(report, host=host, port=port, readings=readings, learn_dir=learn_dir)
-    click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}; "
-               "Ctrl-C to stop)", err=True)
+    if server.session is not None:
+        click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}; "
+                   "Ctrl-C to stop)", err=True)
+    elif server.folder is not None:
+        count = len(server.folder.reports)
+        click.echo(f"Review page: {server.url}  ({count} {'match' if count == 1 else 'matches'} in "
+                   f"{server.folder.folder}; each one's corrections saved beside its report; Ctrl-C to stop)",
+                   err=True)
     if host in ("0.0.0.0", "::", ""):
         import socket
 
         click.echo(f"listening on every address of this machine: from another one, open "
                    f"http://{socket.gethostname()}:{server.server_address[1]}/", err=True)
-    for message in server.session.messages:
+    for message in server.session.messages if server.session is not None else ():
         click.echo(f"note: {message}", err=True)
     if not no_browser:
         import webbrowser

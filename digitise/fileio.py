@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,3 +145,16 @@ def make_folder(path: str | Path) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError("cannot write into the folder: not writable", folder)
     return folder
+
+
+def natural_key(path: Path) -> tuple[list[object], list[object], str]:
+    """Sort ``page10`` after ``page9``, by file name first (pages of one match may sit in several folders).
+
+    Names alike but for case (``Page1``, ``page1``), or alike in different
+    folders, are ordered by their folders and then their exact names, never
+    left to the order the file system lists them in.
+    """
+    def natural(text: str) -> list[object]:
+        return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+
+    return natural(path.name), natural(str(path.parent)), str(path)

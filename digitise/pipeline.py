@@ -12,7 +12,6 @@ import json
 import logging
 import multiprocessing
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from digitise.errors import DigitiseError, ExitCode, InputError
-from digitise.fileio import beside, check_outputs, make_folder, real_path, write_atomic
+from digitise.fileio import beside, check_outputs, make_folder, natural_key, real_path, write_atomic
 
 if TYPE_CHECKING:
     from digitise.notation.readings import Readings
@@ -78,19 +77,6 @@ class ScanSummary:
                    # Turns and boards set aside alike: what the review page will list.
                    flagged=int(summary["flagged"]), page_errors=page_errors,
                    notes=tuple(result.report.get("notes", ())))
-
-
-def natural_key(path: Path) -> tuple[list[object], list[object], str]:
-    """Sort ``page10`` after ``page9``, by file name first (pages of one match may sit in several folders).
-
-    Names alike but for case (``Page1``, ``page1``), or alike in different
-    folders, are ordered by their folders and then their exact names, never
-    left to the order the file system lists them in.
-    """
-    def natural(text: str) -> list[object]:
-        return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
-
-    return natural(path.name), natural(str(path.parent)), str(path)
 
 
 #: Allocations between two collections of Python's youngest generation (its default is 700). Reading

@@ -525,12 +525,15 @@ def test_a_note_in_a_format_it_cannot_be_printed_in_is_a_usage_error(tmp_path: P
 
 def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> None:
     scans, out = tmp_path / "scans", tmp_path / "out"
-    (scans / "m1").mkdir(parents=True)
-    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
     out.mkdir()
-    (out / "m1.mat").write_text("done\n")
-    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    for name in ("m1", "m2"):
+        (scans / name).mkdir(parents=True)
+        (scans / name / "p1.png").write_bytes(b"never read: converted before")
+        (out / f"{name}.mat").write_text("done\n")
+        (out / f"{name}.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
     result = run("batch", scans, "-o", out, "--jobs", "1")
     assert result.exit_code == int(ExitCode.OK), result.output
     assert (f"digitise: flagged: m1 (converted before): 3 of 40 turns flagged; review with: digitise review "
             f"{out / 'm1.report.json'}") in result.stderr.splitlines()
+    # Several to review: one page for them all.
+    assert result.stderr.splitlines()[-1] == f"digitise: review all 2 flagged matches from one page: digitise review {out}"

@@ -2,7 +2,10 @@
 
 It binds to 127.0.0.1 unless told otherwise, serves the page's own static
 files, board crops and SVG diagrams made on the fly, the files under the
-report's folder (never outside it), and a small JSON API:
+report's folder (never outside it), and a small JSON API. It serves one
+report at ``/``, or a folder of them (a batch's output): then ``/`` lists the
+matches (``GET /api/matches``) and match N's page and API are under
+``/m/N/`` (its paths below prefixed so):
 
 =========================  ====================================================
 ``GET /``                  the page
@@ -38,16 +41,20 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from digitise.errors import DigitiseError, OptionError
 from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
+from digitise.review.folder import ReviewFolder
 from digitise.review.session import CorrectionRefused, ReviewSession
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css"}
+STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css",
+                "folder.html": "text/html", "folder.js": "text/javascript"}
 SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp", "image/webp", "application/pdf",
                              "application/json"})
 MAX_BODY = 16 * 1024
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 _CROP = re.compile(r"^/api/crop/(\d{1,4})/(\d{1,2})\.png$")
+#: A match of a folder: /m/N, then its own paths.
+_MATCH = re.compile(r"^/m/(\d{1,4})(/.*)?$")
 _POSITION_ID = re.compile(r"^[A-Za-z0-9+/]{14}$")
 
 
@@ -61,12 +68,13 @@ class RequestError(Exception):
 
 
 class ReviewServer(ThreadingHTTPServer):
-    """An HTTP server bound to one :class:`ReviewSession`."""
+    """An HTTP server bound to one :class:`ReviewSession`, or to a :class:`ReviewFolder` of them."""
 
     daemon_threads = True
 
-    def __init__(self, session: ReviewSession, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.session = session
+    def __init__(self, reviewed: ReviewSession | ReviewFolder, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.session = reviewed if isinstance(reviewed, ReviewSession) else None
+        self.folder = reviewed if isinstance(reviewed, ReviewFolder) else None
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), ReviewHandler)
@@ -185,16 +193,48 @@ class ReviewHandler(BaseHTTPRequestHandler):
 
     do_DELETE = do_PATCH = do_PUT
 
+    def _session_for(self, path: str) -> tuple[ReviewSession | None, str]:
+        """The session a path is for and the path within it; (None, path) for the folder's own pages."""
+        if self.server.session is not None:
+            return self.server.session, path
+        folder = self.server.folder
+        found = _MATCH.match(path)
+        if folder is None or found is None:
+            return None, path
+        try:
+            session = folder.session(int(found.group(1)))
+        except KeyError:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no match {found.group(1)} in this folder") from None
+        return session, found.group(2) or ""
+
+    def _folder_get(self, path: str) -> None:
+        folder = self.server.folder
+        if folder is None:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no such page: {path[:80]}")
+        if path in ("/", "/index.html"):
+            self._static("folder.html")
+        elif path == "/api/matches":
+            self._json(HTTPStatus.OK, {"folder": str(folder.folder), "matches": folder.matches()})
+        else:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no such page: {path[:80]}")
+
     def _get(self) -> None:
         parts = urlsplit(self.path)
-        path = parts.path
-        session = self.server.session
-        if path in ("/", "/index.html"):
-            self._static("index.html")
-        elif path.startswith("/static/"):
-            self._static(unquote(path[len("/static/") :]))
-        elif path == "/favicon.ico":
+        if parts.path.startswith("/static/"):
+            self._static(unquote(parts.path[len("/static/") :]))
+            return
+        if parts.path == "/favicon.ico":
             self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+            return
+        session, path = self._session_for(parts.path)
+        if session is None:
+            self._folder_get(path)
+            return
+        if path == "":
+            # A match's page is /m/N/: its links are relative to that folder.
+            self._send(HTTPStatus.MOVED_PERMANENTLY, b"", "text/plain", {"Location": parts.path + "/"})
+        elif path in ("/", "/index.html"):
+            self._static("index.html")
         elif path == "/api/state":
             self._json(HTTPStatus.OK, session.state())
         elif path == "/api/board.svg":
@@ -214,16 +254,17 @@ class ReviewHandler(BaseHTTPRequestHandler):
                 raise RequestError(HTTPStatus.NOT_FOUND, "no picture of that board")
             self._send(HTTPStatus.OK, png, "image/png")
         elif path.startswith("/files/"):
-            self._file(path[len("/files/") :])
+            self._file(session, path[len("/files/") :])
         else:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such page: {path[:80]}")
 
     def _post(self) -> None:
-        path = urlsplit(self.path).path
-        session = self.server.session
         origin = self.headers.get("Origin")
         if origin and urlsplit(origin).netloc != (self.headers.get("Host") or ""):
             raise RequestError(HTTPStatus.FORBIDDEN, "cross-origin request refused")
+        session, path = self._session_for(urlsplit(self.path).path)
+        if session is None:
+            raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
         if path == "/api/correct":
             self._json(HTTPStatus.OK, session.correct(self._body()))
         elif path == "/api/uncorrect":
@@ -239,10 +280,10 @@ class ReviewHandler(BaseHTTPRequestHandler):
         body = (STATIC_DIR / name).read_bytes()
         self._send(HTTPStatus.OK, body, STATIC_FILES[name] + "; charset=utf-8")
 
-    def _file(self, raw: str) -> None:
+    def _file(self, session: ReviewSession, raw: str) -> None:
         """A file under the report's folder; anything resolving outside it is refused."""
         relative = unquote(raw)
-        root = self.server.session.root
+        root = session.root
         if "\x00" in relative or not relative:
             raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
         target = (root / relative).resolve()
@@ -289,15 +330,22 @@ def make_server(
     readings: str | Path | None = None,
     learn_dir: str | Path | None = None,
 ) -> ReviewServer:
-    """Load the report (and its readings and saved corrections) and bind the server.
+    """Load the report (and its readings and saved corrections), or find a folder's reports, and bind the server.
 
     Raises :class:`DigitiseError` for a bad report, readings or corrections
-    file, and :class:`OptionError` when the address cannot be bound (port in
-    use): a usage error, as the fix is another ``--port`` or ``--host``.
+    file, or a folder with no report, and :class:`OptionError` when the
+    address cannot be bound (port in use) or ``readings`` is given with a
+    folder: usage errors, as the fix is in the command line.
     """
-    session = ReviewSession(report, readings_path=readings, learn_dir=learn_dir)
+    reviewed: ReviewSession | ReviewFolder
+    if Path(report).is_dir():
+        if readings is not None:
+            raise OptionError("--readings names one report's readings: give a report, not a folder")
+        reviewed = ReviewFolder(report, learn_dir=learn_dir)
+    else:
+        reviewed = ReviewSession(report, readings_path=readings, learn_dir=learn_dir)
     try:
-        return ReviewServer(session, host, port)
+        return ReviewServer(reviewed, host, port)
     except OSError as exc:
         hint = "try another --port" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "check --host"
         raise OptionError(f"cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})") from exc

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import beside, why_unreadable, write_atomic
+from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
@@ -469,8 +469,9 @@ class ReviewSession:
             return str(format_mat(self.match, fill_gaps=True))
 
     def export_name(self) -> str:
-        """The file name offered for the exported ``.mat``."""
-        return beside(self.report_path, ".mat").name
+        """The file name offered for the exported ``.mat``: ``NAME.mat`` for ``NAME.json`` or a batch's ``NAME.report.json``."""
+        # A download, not a file beside the report: the match's own name is what the user expects.
+        return self.report_path.name.removesuffix(".json").removesuffix(".report") + ".mat"
 
     # -- corrections -----------------------------------------------------------------------------
 

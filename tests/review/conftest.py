@@ -140,3 +140,20 @@ def solved_sample(solved_sample_master: tuple[Path, str], tmp_path: Path) -> tup
     folder = tmp_path / "solved"
     shutil.copytree(solved_sample_master[0], folder)
     return folder / "match.json", solved_sample_master[1]
+
+
+@pytest.fixture
+def batch_folder(solved_sample_master: tuple[Path, str], tmp_path: Path) -> Path:
+    """A batch's output folder: two reports of the solved sample (m2, m10), its readings, and files that are no reports."""
+    import shutil
+
+    folder = tmp_path / "converted"
+    shutil.copytree(solved_sample_master[0], folder)
+    report = folder / "match.json"
+    for name in ("m10", "m2"):
+        shutil.copy(report, folder / f"{name}.report.json")
+    report.unlink()
+    (folder / "summary.json").write_text('{"counts": {}, "jobs": []}\n')
+    (folder / "notes.json").write_text('{"not": "a report"}\n')
+    (folder / "broken.json").write_text("{")
+    return folder

@@ -195,3 +195,31 @@ def test_set_the_names_and_length_the_header_did_not_give(
         page.wait_for_selector("#players-from:has-text('placeholder')")
         assert page.input_value("#player-bottom") == "Bottom"
         assert "match" not in json.loads(corrections_path(report).read_text(encoding="utf-8"))
+
+
+def test_review_a_batch_folder_match_by_match(browser_page: Any, batch_folder: Path) -> None:
+    from digitise.review.folder import ReviewFolder
+
+    page = browser_page
+    with served(ReviewFolder(batch_folder)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#matches tbody tr[data-name='m10']")
+        assert page.locator("#matches tbody tr").count() == 2
+        assert "2 match(es), 2 with flagged turns" in page.inner_text("#summary")
+        screenshot(page, "5-folder")
+        page.click("#matches tr[data-name='m10'] a")
+        page.wait_for_selector("#turns li.turn")
+        assert page.url.endswith("/m/2/")
+        assert page.inner_text("#title") == "m10.report.json"
+        page.locator("#turns li.turn", has_text="p1 b3").click()
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
+        # The crop and diagrams load from the match's own relative paths.
+        page.wait_for_load_state("networkidle")
+        assert page.eval_on_selector_all("img", "imgs => imgs.length === 3 && imgs.every(i => i.naturalWidth > 0)")
+        page.fill("#move", "51: 22/21 8/3")
+        page.click("#apply-move")
+        page.wait_for_selector("#changes:not([hidden])")
+        assert load_corrections(corrections_path(batch_folder / "m10.report.json")) == {(1, 3): "51: 22/21 8/3"}
+        page.click("#up")
+        page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(5):has-text('1')")
+        assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(5)") == "0"

@@ -83,3 +83,36 @@ def test_shared_on_every_address_it_says_how_others_reach_it(sample_report: Path
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_batch_folder_is_served_as_a_list_of_its_matches(batch_folder: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "digitise.cli", "review", str(batch_folder), "--port", "0", "--no-browser"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, line
+        assert f"2 matches in {batch_folder}" in line
+        with urllib.request.urlopen(found.group(0) + "api/matches", timeout=10) as response:
+            listed = json.load(response)
+        assert [m["name"] for m in listed["matches"]] == ["m2", "m10"]
+        with urllib.request.urlopen(found.group(0) + "m/1/api/state", timeout=20) as response:
+            assert json.load(response)["title"] == "m2.report.json"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_folder_without_reports_or_with_readings_is_one_line(tmp_path: Path, batch_folder: Path) -> None:
+    result = CliRunner().invoke(cli, ["review", str(tmp_path), "--no-browser"])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"digitise: error: {tmp_path}: no digitise report in this folder")
+    result = CliRunner().invoke(cli, ["review", str(batch_folder), "--readings", str(batch_folder / "x.json"),
+                                      "--no-browser"])
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output.strip() == ("digitise: error: --readings names one report's readings: "
+                                     "give a report, not a folder")

@@ -212,3 +212,31 @@ def test_match_names_and_length_over_http(review_server: ReviewServer, sample_re
     assert saved["match"] == {"players": ["Ann", "Ben"], "length": 3}
     status, _, body = request(review_server, "GET", "/api/state")
     assert json.loads(body)["match"]["players"] == ["Ann", "Ben"]
+
+
+def test_a_folder_lists_its_matches_and_serves_each_under_its_number(batch_folder: Path) -> None:
+    from digitise.review.folder import ReviewFolder
+    from tests.review.conftest import served
+
+    with served(ReviewFolder(batch_folder)) as server:
+        status, headers, body = request(server, "GET", "/")
+        assert status == 200 and b"/static/folder.js" in body
+        status, _, body = request(server, "GET", "/api/matches")
+        assert status == 200 and [m["name"] for m in json.loads(body)["matches"]] == ["m2", "m10"]
+        status, headers, _ = request(server, "GET", "/m/2")
+        assert status == 301 and headers["Location"] == "/m/2/"
+        status, _, body = request(server, "GET", "/m/2/")
+        assert status == 200 and b'href="api/export.mat"' in body
+        status, _, body = request(server, "GET", "/m/2/api/state")
+        assert status == 200 and json.loads(body)["title"] == "m10.report.json"
+        status, answer = post_json(server, "/m/2/api/correct", {"page": 1, "board": 3, "action": "move",
+                                                                "dice": [5, 1], "move": "22/21 8/3"})
+        assert status == 200, answer
+        assert load_corrections(corrections_path(batch_folder / "m10.report.json")) == {(1, 3): "51: 22/21 8/3"}
+        status, headers, body = request(server, "GET", "/m/2/api/export.mat")
+        assert status == 200 and 'filename="m10.mat"' in headers["Content-Disposition"]
+        assert request(server, "GET", "/m/3/api/state")[0] == 404
+        assert request(server, "GET", "/api/state")[0] == 404
+        assert request(server, "GET", "/m/1/files/..%2f..%2fetc/passwd")[0] in (403, 404)
+        assert request(server, "GET", "/m/1/files/page1.png")[0] == 200
+        assert post_json(server, "/api/correct", {"page": 1, "board": 3, "action": "double"})[0] == 404

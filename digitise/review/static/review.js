@@ -1,4 +1,5 @@
 // The review page: list the turns, show one, send corrections. Plain DOM, no framework.
+// API paths are relative: the page is at / for one report, at /m/N/ for match N of a folder.
 // Text from the report is only ever set with textContent, never parsed as HTML.
 "use strict";
 
@@ -37,7 +38,7 @@ function visibleTurns() {
 }
 
 async function reload() {
-  view.state = await api("/api/state");
+  view.state = await api("api/state");
   render();
 }
 
@@ -87,7 +88,7 @@ function renderMatch() {
 
 async function sendMatch(body, what) {
   try {
-    const result = await api("/api/match", body);
+    const result = await api("api/match", body);
     document.activeElement?.blur();
     await reload();
     showChanges(result, what);
@@ -162,7 +163,7 @@ function boardImage(position, mover, highlight, label) {
   const query = new URLSearchParams({ position, mover });
   if (highlight.length) query.set("highlight", highlight.join(","));
   return el("figure", { class: "diagram" },
-    el("img", { src: `/api/board.svg?${query}`, alt: `${label} position ${position}` }),
+    el("img", { src: `api/board.svg?${query}`, alt: `${label} position ${position}` }),
     el("figcaption", {}, `${label} (${position})`));
 }
 
@@ -216,7 +217,7 @@ function renderDetail() {
   const player = turn.player === "top" ? "top" : "bottom";
   const who = turn.player || "nobody";
   const crop = turn.has_crop
-    ? el("img", { class: "crop", src: `/api/crop/${turn.page}/${turn.board}.png`, alt: `page ${turn.page} board ${turn.board} as scanned` })
+    ? el("img", { class: "crop", src: `api/crop/${turn.page}/${turn.board}.png`, alt: `page ${turn.page} board ${turn.board} as scanned` })
     : el("p", { class: "empty crop" }, "No picture of this board.");
   panel.replaceChildren(...[
     el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
@@ -270,7 +271,7 @@ function showChanges(result, what) {
 
 async function send(body, what) {
   try {
-    const result = await api("/api/correct", body);
+    const result = await api("api/correct", body);
     await reload();
     showChanges(result, `${what} (page ${body.page} board ${body.board})`);
   } catch (err) {
@@ -308,7 +309,7 @@ async function undo() {
   const turn = currentTurn();
   if (!turn || !turn.corrected) return;
   try {
-    const result = await api("/api/uncorrect", { page: turn.page, board: turn.board });
+    const result = await api("api/uncorrect", { page: turn.page, board: turn.board });
     await reload();
     showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
   } catch (err) {
@@ -354,6 +355,9 @@ document.getElementById("show-all").addEventListener("change", (event) => {
 document.getElementById("export").addEventListener("click", (event) => {
   if (view.state && !view.state.can_export) event.preventDefault();
 });
+
+// Served from a folder of matches (/m/N/): a way back to the list.
+document.getElementById("up").hidden = !location.pathname.startsWith("/m/");
 
 reload().catch((err) => {
   document.getElementById("detail").replaceChildren(el("p", { class: "error" }, `Cannot load the report: ${err.message}`));

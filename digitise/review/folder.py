@@ -1,0 +1,104 @@
+"""A folder of reports reviewed together: a batch's output, one session per match, opened when first asked for.
+
+``digitise batch`` writes ``NAME.mat`` and ``NAME.report.json`` per match; a
+tournament director reviews the flagged ones in one sitting, from one page
+listing them all. Each match is a :class:`~digitise.review.session.ReviewSession`
+of its own (its corrections saved beside its report), made when its page is
+first opened, since making one solves the match again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from digitise.errors import DigitiseError, InputError
+from digitise.fileio import natural_key
+from digitise.review.corrections import corrections_path, load_corrections_file
+from digitise.review.session import ReviewSession
+
+#: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
+NOT_REPORTS = (".readings.json", ".corrections.json")
+
+
+def _is_report(path: Path) -> bool:
+    """Whether ``path`` holds a digitise report (a "games" list and a "summary"), read cheaply and quietly."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("games"), list) and isinstance(doc.get("summary"), dict)
+
+
+def find_reports(folder: Path) -> list[Path]:
+    """The digitise reports directly in ``folder``, in natural order (``m9`` before ``m10``)."""
+    candidates = [p for p in folder.glob("*.json")
+                  if p.is_file() and p.name != "summary.json" and not p.name.endswith(NOT_REPORTS)]
+    return [p for p in sorted(candidates, key=natural_key) if _is_report(p)]
+
+
+class ReviewFolder:
+    """The reports of one folder, each reviewed in its own session. Thread-safe."""
+
+    def __init__(self, folder: str | Path, *, learn_dir: str | Path | None = None) -> None:
+        """Find the reports in ``folder``; raises :class:`InputError` when there are none."""
+        self.folder = Path(folder).resolve()
+        if not self.folder.is_dir():
+            raise InputError("no such folder", folder)
+        self.reports = find_reports(self.folder)
+        if not self.reports:
+            raise InputError("no digitise report in this folder (a scan's --report, or a batch's NAME.report.json)",
+                             folder)
+        self.learn_dir = learn_dir
+        self._sessions: dict[int, ReviewSession] = {}
+        self._lock = threading.Lock()
+
+    def session(self, number: int) -> ReviewSession:
+        """The session of report ``number`` (1-based), made (and the match solved) on first use.
+
+        Raises ``KeyError`` for no such report, and :class:`DigitiseError`
+        when its report, readings or corrections cannot be used.
+        """
+        if not 1 <= number <= len(self.reports):
+            raise KeyError(number)
+        with self._lock:
+            if number not in self._sessions:
+                self._sessions[number] = ReviewSession(self.reports[number - 1], learn_dir=self.learn_dir)
+            return self._sessions[number]
+
+    def matches(self) -> list[dict[str, Any]]:
+        """One entry per report for the folder's page: name, turns, flagged, corrected, notes, or its problem.
+
+        Figures come from the match's session when it is open (they follow
+        the corrections), else from its report and corrections file.
+        """
+        listed = []
+        for number, report in enumerate(self.reports, 1):
+            entry: dict[str, Any] = {"number": number, "name": report.name.removesuffix(".json").removesuffix(".report")}
+            with self._lock:
+                session = self._sessions.get(number)
+            try:
+                if session is not None:
+                    state = session.state()
+                    summary, notes = state["summary"], state["notes"]
+                    corrected = len(state["corrections"])
+                    reviewed = bool(state["match"]["reviewed"])
+                else:
+                    doc = json.loads(report.read_text(encoding="utf-8"))
+                    summary, notes = doc.get("summary") or {}, doc.get("notes") or []
+                    saved = corrections_path(report)
+                    kept = load_corrections_file(saved) if saved.exists() else None
+                    corrected = len(kept.boards) if kept else 0
+                    reviewed = bool(kept and kept.header.given)
+            except DigitiseError as exc:
+                entry["problem"] = exc.message
+            except (OSError, ValueError, RecursionError) as exc:
+                entry["problem"] = f"{report}: cannot be read ({exc})"
+            else:
+                entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"), games=summary.get("games"),
+                             corrected=corrected, header_set=reviewed, notes=[str(n) for n in notes],
+                             opened=session is not None)
+            listed.append(entry)
+        return listed

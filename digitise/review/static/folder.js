@@ -1,0 +1,53 @@
+// The folder page: every match of a batch's output, the ones still to review first. Plain DOM.
+// Text from the reports is only ever set with textContent, never parsed as HTML.
+"use strict";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function row(m) {
+  const link = el("a", { href: `/m/${m.number}/`, class: "match-link" }, m.name);
+  if (m.problem) {
+    return el("tr", { class: "problem", "data-name": m.name }, el("td", {}, m.name), el("td", { colspan: "5", class: "error" }, m.problem));
+  }
+  const notes = m.notes.length ? m.notes.join("; ") : "";
+  return el("tr", { class: m.flagged ? "to-review" : "done", "data-name": m.name },
+    el("td", {}, link),
+    el("td", {}, String(m.games ?? "")),
+    el("td", {}, String(m.turns ?? "")),
+    el("td", { class: m.flagged ? "flagged" : "" }, String(m.flagged ?? "")),
+    el("td", {}, `${m.corrected}${m.header_set ? " + names/length" : ""}`),
+    el("td", { class: "notes" }, notes));
+}
+
+async function load() {
+  const response = await fetch("/api/matches");
+  const doc = await response.json();
+  if (!response.ok) throw new Error(doc.error || response.statusText);
+  document.getElementById("title").textContent = doc.folder;
+  const matches = doc.matches.slice().sort((a, b) => (b.flagged > 0) - (a.flagged > 0) || a.number - b.number);
+  const flagged = matches.filter((m) => m.flagged > 0).length;
+  const turns = matches.reduce((sum, m) => sum + (m.flagged || 0), 0);
+  document.getElementById("summary").textContent =
+    `${matches.length} match(es), ${flagged} with flagged turns (${turns} in all)`;
+  document.querySelector("#matches tbody").replaceChildren(...matches.map(row));
+}
+
+// Coming back from a match (the browser's back button) shows its new figures.
+window.addEventListener("pageshow", () => {
+  load().catch((err) => {
+    document.querySelector("#matches tbody").replaceChildren(
+      el("tr", {}, el("td", { colspan: "6", class: "error" }, `Cannot list the matches: ${err.message}`)));
+  });
+});
