@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,10 @@ from digitise.review.session import ReviewSession
 
 #: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
 NOT_REPORTS = (".readings.json", ".corrections.json")
+#: Sessions kept open at once. Each holds its readings and up to two decoded pages (~25 MB each at
+#: 300 dpi): a director going through a hundred matches must not hold them all. A session let go
+#: loses nothing (its corrections are saved at each change); opening it again solves it again.
+OPEN_SESSIONS = 4
 
 
 def _is_report(path: Path) -> bool:
@@ -52,7 +57,7 @@ class ReviewFolder:
             raise InputError("no digitise report in this folder (a scan's --report, or a batch's NAME.report.json)",
                              folder)
         self.learn_dir = learn_dir
-        self._sessions: dict[int, ReviewSession] = {}
+        self._sessions: OrderedDict[int, ReviewSession] = OrderedDict()
         self._lock = threading.Lock()
 
     def session(self, number: int) -> ReviewSession:
@@ -66,6 +71,9 @@ class ReviewFolder:
         with self._lock:
             if number not in self._sessions:
                 self._sessions[number] = ReviewSession(self.reports[number - 1], learn_dir=self.learn_dir)
+                while len(self._sessions) > OPEN_SESSIONS:
+                    self._sessions.popitem(last=False)
+            self._sessions.move_to_end(number)
             return self._sessions[number]
 
     def matches(self) -> list[dict[str, Any]]:

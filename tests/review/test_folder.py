@@ -49,3 +49,19 @@ def test_a_bad_corrections_file_is_shown_against_its_match(batch_folder: Path) -
     listed = ReviewFolder(batch_folder).matches()
     assert "cannot read 'jump'" in listed[0]["problem"]
     assert "problem" not in listed[1]
+
+
+def test_only_a_few_sessions_stay_open_and_a_reopened_one_keeps_its_corrections(
+        batch_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import digitise.review.folder as folder_module
+
+    monkeypatch.setattr(folder_module, "OPEN_SESSIONS", 1)
+    folder = ReviewFolder(batch_folder)
+    first = folder.session(1)
+    first.correct(TRUE_PLAY)
+    second = folder.session(2)
+    assert [m["opened"] for m in folder.matches()] == [False, True]
+    reopened = folder.session(1)
+    assert reopened is not first and reopened is not second
+    assert reopened.state()["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
+    assert reopened.export_mat() == first.export_mat()
