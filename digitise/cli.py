@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -108,7 +109,7 @@ def _tell(summary: ScanSummary) -> None:
     click.echo(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
                f"{_count(summary.turns, 'turn')}, {summary.flagged} flagged for review")
     if summary.flagged and summary.report:
-        click.echo(f"review them with: digitise review {summary.report}")
+        click.echo(f"review them with: digitise review {shlex.quote(summary.report)}")
     elif summary.flagged:
         click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
     raise SystemExit(int(summary.exit_code))
@@ -176,22 +177,26 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     counts: dict[str, int] = {}
     for r in summary.results:
         counts[r.status] = counts.get(r.status, 0) + 1
-    click.echo(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" in {summary.seconds:.1f} s; "
-               f"summary in {output_dir / 'summary.json'}")
+    written = "" if summary.summary_error else f"; summary in {output_dir / 'summary.json'}"
+    click.echo(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" in {summary.seconds:.1f} s{written}")
     to_review = 0
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
         elif r.report and (r.status == "flagged" or r.status == "skipped" and r.flagged):
-            turns = f"{r.flagged} of {_count(r.turns, 'turn')} flagged; " if r.flagged else ""
+            # Flags count boards set aside as well as turns: "3 of 40 turns" only when they are all turns.
+            turns = (f"{r.flagged} of {_count(r.turns, 'turn')} flagged; " if 0 < r.flagged <= r.turns
+                     else f"{r.flagged} flagged ({_count(r.turns, 'turn')}); " if r.flagged else "")
             before = " (converted before)" if r.status == "skipped" else ""
-            click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review {r.report}",
-                       err=True)
+            click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review "
+                       f"{shlex.quote(str(r.report))}", err=True)
             to_review += 1
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     if to_review > 1:
-        click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review {output_dir}",
-                   err=True)
+        click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review "
+                   f"{shlex.quote(str(output_dir))}", err=True)
+    if summary.summary_error is not None:
+        click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
     raise SystemExit(int(summary.exit_code))
 
 

@@ -27,7 +27,12 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     target = Path(path)
     if target.is_dir():
         raise OutputError("is a folder, not a file", target)
-    if target.exists() and not overwrite:
+    if target.is_symlink() and overwrite:
+        # Replaced, the link itself would become a file: write the file it names, as other tools do.
+        target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_file():
+        raise OutputError("is not a regular file (a device, pipe or socket): give a file name", target)
+    if (target.exists() or target.is_symlink()) and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
     data = content.encode("utf-8") if isinstance(content, str) else content
     directory = target.parent if str(target.parent) else Path(".")
@@ -114,6 +119,22 @@ def why_unreadable(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "is a folder, not a file"
     return f"cannot read: {exc.strerror or exc}"
+
+
+def check_inputs(paths: Sequence[Path]) -> None:
+    """Refuse, before any work, input files that are not there: a mistyped page must not shorten a match.
+
+    Raises :class:`~digitise.errors.InputError` naming the first path that
+    does not exist, is a link leading nowhere, or is a folder.
+    """
+    from digitise.errors import InputError
+
+    for path in paths:
+        if not os.path.exists(path):
+            raise InputError("is a link that leads nowhere (a loop or a missing target)" if os.path.islink(path)
+                             else "no such file", path)
+        if os.path.isdir(path):
+            raise InputError("is a folder, not a file", path)
 
 
 def real_path(path: str | Path) -> Path:

@@ -20,16 +20,28 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from digitise.errors import DigitiseError, ExitCode, InputError
-from digitise.fileio import beside, check_outputs, make_folder, natural_key, real_path, write_atomic
+from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
+from digitise.fileio import (
+    beside,
+    check_inputs,
+    check_outputs,
+    make_folder,
+    natural_key,
+    real_path,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
-    from digitise.notation.readings import Readings
+    from digitise.notation.readings import PageReading, Readings
     from digitise.solve import SolveResult
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf", ".bmp", ".webp"})
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".tif", ".tiff", ".pdf", ".bmp", ".webp"})
+#: Pictures that are not read (their pages would be lost without a word): inside a match's folder they
+#: are taken as pages, so each is reported as a page that could not be read and the match is flagged.
+UNREAD_IMAGE_SUFFIXES = frozenset({".gif", ".heic", ".heif", ".avif", ".jp2", ".jpx", ".jxl", ".svg", ".djvu",
+                                   ".dng", ".cr2", ".cr3", ".nef", ".arw", ".raw", ".eps", ".xps", ".psd"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +119,9 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
 
     if not pages:
         raise InputError("no pages given")
+    check_inputs(pages)
     _fewer_collections()
+    _check_report_name(report)
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
     corrections, options = _reviewed(options)
@@ -117,17 +131,19 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if not readings.pages:
         first = outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
         raise first
-    order_note = None
+    scan_notes = []
     if options.order == "header":
         readings, order_note = order_by_header(readings)
+        scan_notes += [order_note] if order_note is not None else []
+    scan_notes += page_notes(readings)
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
     extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
-    if order_note is not None:
-        result.report["notes"] = [*result.report.get("notes", ()), order_note]
+    if scan_notes:
+        result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
         # Notes of the scan, not of the solve: a re-solve on the review page carries them over.
-        extra["scan_notes"] = [order_note]
+        extra["scan_notes"] = scan_notes
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
@@ -142,17 +158,29 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     from digitise.notation.readings import load_readings, renumbered
     from digitise.review.apply import solve_with_corrections
 
+    _check_report_name(report)
     _check_match_outputs(output, report, None, options, [readings_path])
     corrections, options = _reviewed(options)
+    read = load_readings(readings_path)
+    scan_notes = page_notes(read)
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
-    readings = renumbered(load_readings(readings_path))
+    readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections)
     extra: dict[str, Any] = {}
+    if scan_notes:
+        result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
+        extra["scan_notes"] = scan_notes
     if report is not None:
         extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
     _write_match(result, output, report, options, extra, None)
     return ScanSummary.of(output, report, len(readings.pages), result)
+
+
+def _check_report_name(report: Path | None) -> None:
+    """Refuse a report path that names no file (``""``, ``.``, ``/``): its companions are named after it."""
+    if report is not None and (report.name in ("", ".", "..") or report.is_dir()):
+        raise OutputError("is a folder, not a file: name the report file (e.g. match.report.json)", report)
 
 
 def _reviewed(options: ScanOptions) -> tuple[dict[tuple[int, int], str], ScanOptions]:
@@ -210,12 +238,25 @@ def _write_match(result: SolveResult, output: Path, report: Path | None, options
     report_doc["length"] = options.length
     report_doc.update(extra)
     companions = options.overwrite or options.leftovers
+    files: list[tuple[Path, str, bool]] = []
     if readings is not None:
         report_doc["readings"] = readings[0].name
-        write_atomic(readings[0], readings_to_json(readings[1]), overwrite=companions)
+        files.append((readings[0], readings_to_json(readings[1]), companions))
     if report is not None:
-        write_atomic(report, report_to_json(report_doc), overwrite=companions)
-    write_atomic(output, text, overwrite=options.overwrite)
+        files.append((report, report_to_json(report_doc), companions))
+    files.append((output, text, options.overwrite))
+    made: list[Path] = []
+    try:
+        for path, content, overwrite in files:
+            new = not path.exists()
+            write_atomic(path, content, overwrite=overwrite)
+            if new:
+                made.append(path)
+    except DigitiseError:
+        # A disk that filled up half way: the files this run made would block the re-run ("exists").
+        for path in made:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def readings_beside(report: Path) -> Path:
@@ -244,6 +285,72 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
         numbers.append(int(str(value).strip()))
     order = sorted(range(len(numbers)), key=lambda i: (numbers[i], i))
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
+
+
+#: Boards that must read alike, cell for cell, for two pages to be taken for one sheet scanned twice. In
+#: 12,216 pairs of different pages of the benchmark matches at most 1 board read alike; one sample
+#: sheet rendered light and medium read 5 and 7 boards alike (misreads tell the rest apart).
+ALIKE_BOARDS = 4
+
+
+def _page_names(readings: Readings) -> list[str]:
+    """How the pages are named in messages: the file (its path from the pages' common folder when two
+    files share a name), and the page within it when it holds several."""
+    import os
+
+    sources = list(dict.fromkeys(page.source for page in readings.pages))
+    by_name: dict[str, set[str]] = {}
+    for source in sources:
+        by_name.setdefault(Path(source).name, set()).add(source)
+    clash = any(len(found) > 1 for found in by_name.values())
+    try:
+        common = os.path.commonpath([os.path.abspath(s) for s in sources]) if clash else ""
+    except ValueError:  # paths on different drives
+        common = ""
+    shown = {s: os.path.relpath(os.path.abspath(s), common) if clash and common else Path(s).name for s in sources}
+    frames: dict[str, set[int]] = {}
+    for page in readings.pages:
+        frames.setdefault(page.source, set()).add(page.page)
+    return [shown[page.source] + (f" page {page.page}" if len(frames[page.source]) > 1 else "")
+            for page in readings.pages]
+
+
+def _marks_read(page: PageReading) -> list[tuple[object, ...]]:
+    """Each board's best reading of every cell (and its X and arrow), for comparing pages."""
+    return [tuple(sorted((name, cands[0].digits) for name, cands in board.cells.items() if cands))
+            + (round(board.crossed), round(board.arrow)) for board in page.boards]
+
+
+def page_notes(readings: Readings) -> list[str]:
+    """Pages given twice: notes for the match, none when every page is a sheet of its own.
+
+    A file (or a page of one) named twice, and two pages whose boards read
+    alike cell for cell (one sheet scanned twice): replayed again, such a
+    page reads as a new game (flagged where it starts, but the match is
+    wrong from there). The page numbers written in the headers are not used:
+    the reader drops a digit of "12" or "14" too often, and surely, to
+    judge the pile by them.
+    """
+    names = _page_names(readings)
+    notes = []
+    first: dict[tuple[str, int], int] = {}
+    for k, page in enumerate(readings.pages):
+        key = (page.source, page.page)
+        if key in first:
+            notes.append(f"pages: {names[k]} is given twice (as pages {first[key] + 1} and {k + 1} of the match)")
+        else:
+            first[key] = k
+    marks = [_marks_read(page) for page in readings.pages]
+    for j, later in enumerate(marks):
+        for i in range(j):
+            if (readings.pages[i].source, readings.pages[i].page) == (readings.pages[j].source, readings.pages[j].page):
+                continue
+            alike = sum(1 for a, b in zip(marks[i], later, strict=False) if a == b and len(a) > 2)
+            if alike >= ALIKE_BOARDS:
+                notes.append(f"pages: {names[i]} and {names[j]} read alike, board for board: "
+                             "one sheet scanned twice?")
+                break
+    return notes
 
 
 # --------------------------------------------------------------------------- batch
@@ -370,7 +477,9 @@ def _pages_under(folder: Path) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
             path = Path(root) / name
-            if not name.startswith(".") and path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
+            suffix = path.suffix.lower()
+            if not name.startswith(".") and (suffix in IMAGE_SUFFIXES or suffix in UNREAD_IMAGE_SUFFIXES) \
+                    and path.is_file():
                 yield path
 
 
@@ -419,10 +528,14 @@ class BatchSummary:
 
     results: tuple[JobResult, ...]
     seconds: float
+    #: Why ``summary.json`` could not be written (a full disk), when it could not.
+    summary_error: DigitiseError | None = None
 
     @property
     def exit_code(self) -> ExitCode:
-        """BAD_INPUT if a job failed, FLAGGED if one needs review, else OK."""
+        """OUTPUT if the summary could not be written, BAD_INPUT if a job failed, FLAGGED if one needs review, else OK."""
+        if self.summary_error is not None:
+            return self.summary_error.exit_code
         statuses = {r.status for r in self.results}
         if "failed" in statuses:
             return ExitCode.BAD_INPUT
@@ -529,8 +642,12 @@ def batch(
         if events is not None:
             events.close()
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start)
-    # The summary is the batch's own log: each run replaces it on purpose.
-    write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
+    try:
+        # The summary is the batch's own log: each run replaces it on purpose.
+        write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
+    except DigitiseError as exc:
+        # Said after the matches' own results: losing the file must not lose the list of what failed.
+        return replace(summary, summary_error=exc)
     return summary
 
 

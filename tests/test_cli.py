@@ -10,6 +10,7 @@ without it.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -537,3 +538,101 @@ def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> Non
             f"{out / 'm1.report.json'}") in result.stderr.splitlines()
     # Several to review: one page for them all.
     assert result.stderr.splitlines()[-1] == f"digitise: review all 2 flagged matches from one page: digitise review {out}"
+
+
+def test_a_sheet_given_or_scanned_twice_is_noted(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    medium = ROOT / "samples" / "alice-bruno" / "medium"
+    once = run("scan", light / "page-001.jpg", light / "page-002.jpg", "-o", tmp_path / "once.mat")
+    assert "pages:" not in once.stderr
+    twice = run("scan", light / "page-001.jpg", light / "page-002.jpg", light / "page-001.jpg", medium / "page-002.jpg",
+                "-o", tmp_path / "twice.mat")
+    assert twice.exit_code == int(ExitCode.FLAGGED), twice.output
+    notes = [line for line in twice.stderr.splitlines() if line.startswith("digitise: note: pages:")]
+    assert notes == [
+        "digitise: note: pages: light/page-001.jpg is given twice (as pages 1 and 3 of the match)",
+        ("digitise: note: pages: light/page-002.jpg and medium/page-002.jpg read alike, board for board: "
+         "one sheet scanned twice?"),
+    ]
+
+
+def test_a_mistyped_page_stops_the_scan_before_any_work(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    result = run("scan", light / "page-001.jpg", tmp_path / "page-02.jpg", "-o", tmp_path / "m.mat")
+    assert_one_error(result, ExitCode.BAD_INPUT, "page-02.jpg: no such file")
+    assert not (tmp_path / "m.mat").exists()
+
+
+@pytest.mark.parametrize("report", ["", ".", "/"])
+def test_a_report_that_names_no_file_is_an_output_error(tmp_path: Path, report: str) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    result = run("scan", light / "page-001.jpg", "-o", tmp_path / "m.mat", "--report", report)
+    assert_one_error(result, ExitCode.OUTPUT, "is a folder, not a file")
+
+
+def test_corrections_of_boards_the_pages_do_not_have_are_refused(tmp_path: Path) -> None:
+    corrections = tmp_path / "c.json"
+    corrections.write_text(json.dumps({"99:1": "blank"}))
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", corrections)
+    assert_one_error(result, ExitCode.BAD_INPUT, "c.json: corrections that no longer fit this scan: page 99 board 1 "
+                                                 "not in these pages")
+    assert not (tmp_path / "out.mat").exists()
+
+
+def test_a_report_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk half way through a match's files: the ones already made are removed, so a re-run is not refused."""
+    from digitise import pipeline
+    from digitise.errors import OutputError
+
+    real_write = pipeline.write_atomic
+
+    def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
+        if str(path).endswith("m.report.json"):
+            raise OutputError("cannot write: No space left on device", path)
+        return real_write(path, content, overwrite=overwrite)
+
+    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    result = run("scan", light / "page-001.jpg", "-o", tmp_path / "m.mat", "--report", tmp_path / "m.report.json")
+    assert_one_error(result, ExitCode.OUTPUT, "No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_batch_whose_summary_cannot_be_written_still_lists_what_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from digitise import pipeline
+    from digitise.errors import OutputError
+
+    real_write = pipeline.write_atomic
+
+    def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
+        if Path(path).name == "summary.json":
+            raise OutputError("cannot write: No space left on device", path)
+        return real_write(path, content, overwrite=overwrite)
+
+    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "notes.txt").write_text("not a page\n")
+    (scans / "m1.png").write_bytes(b"not a png")
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.OUTPUT), result.output
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("digitise: failed:") and "notes.txt" in line for line in lines)
+    assert lines[-1].startswith("digitise: error: ") and "summary.json" in lines[-1] and "No space" in lines[-1]
+    assert "summary in" not in result.stdout
+
+
+def test_pictures_digitise_cannot_read_inside_a_match_folder_are_reported(tmp_path: Path) -> None:
+    from PIL import Image
+
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    match = tmp_path / "scans" / "m1"
+    match.mkdir(parents=True)
+    shutil.copy(light / "page-001.jpg", match / "page-001.jpg")
+    Image.open(light / "page-002.jpg").save(match / "page-002.gif")
+    (match / "notes.txt").write_text("ignored: not a picture\n")
+    result = run("batch", tmp_path / "scans", "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("digitise: page skipped:")]
+    assert len(skipped) == 1 and "page-002.gif" in skipped[0]

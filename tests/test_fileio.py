@@ -89,3 +89,37 @@ def test_check_outputs_names_every_output_that_exists(tmp_path: Path) -> None:
     report.write_text("")
     with pytest.raises(OutputError, match=f"as do {report}, {readings} "):
         check_outputs([mat, report, readings], False)
+
+
+def test_forced_writes_go_through_a_link_and_never_replace_a_device(tmp_path: Path) -> None:
+    real = tmp_path / "kept" / "m.mat"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "m.mat"
+    link.symlink_to(real)
+    with pytest.raises(OutputError, match="exists already"):
+        write_atomic(link, "new\n")
+    write_atomic(link, "new\n", overwrite=True)
+    assert link.is_symlink() and real.read_text() == "new\n"
+    fifo = tmp_path / "pipe.mat"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="not a regular file"):
+        write_atomic(fifo, "x\n", overwrite=True)
+    assert fifo.exists() and not fifo.is_file()
+
+
+def test_inputs_that_are_not_there_are_named(tmp_path: Path) -> None:
+    from digitise.errors import InputError
+    from digitise.fileio import check_inputs
+
+    page = tmp_path / "p1.png"
+    page.write_bytes(b"x")
+    check_inputs([page])
+    with pytest.raises(InputError, match=r"p2\.png: no such file$"):
+        check_inputs([page, tmp_path / "p2.png"])
+    with pytest.raises(InputError, match="is a folder, not a file"):
+        check_inputs([tmp_path])
+    loop = tmp_path / "loop.png"
+    loop.symlink_to(loop)
+    with pytest.raises(InputError, match="a link that leads nowhere"):
+        check_inputs([loop])

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from digitise.errors import InputError
 from digitise.game.position import Position, Side
 from digitise.game.rules import play_from_moves
 from digitise.notation.marks import result_cell
@@ -154,6 +155,12 @@ def solve_with_corrections(
     """
     from digitise.solve import solve
 
+    boards = {(page.page, board.index) for page in readings.pages for board in page.boards}
+    absent = sorted(set(corrections) - boards)
+    if absent:
+        named = ", ".join(f"page {p} board {b}" for p, b in absent[:5]) + (" ..." if len(absent) > 5 else "")
+        raise InputError(f"corrections that no longer fit this scan: {named} not in these pages; the pages may "
+                         "differ from the ones reviewed: fix or remove those entries", path or "corrections")
     result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
     if corrections and unfitting(result.report, corrections):
         fixed = corrected_readings(readings, corrections, result.report)
