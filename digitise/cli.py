@@ -135,10 +135,13 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("--template", help="Template name or JSON file.")
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH),
               help="Match length of every match, 0 for unlimited (else from each match's headers).")
+@click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
+              help="Page order in each match: by file name (folder by folder), or by the page number written "
+                   "in the header.")
 @click.option("--force", is_flag=True, help="Convert again matches already done.")
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
-          force: bool) -> None:
+          order: str, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
     from digitise.pipeline import ScanOptions, is_terminal
     from digitise.pipeline import batch as run_batch
@@ -170,7 +173,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         else:
             click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
 
-    summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, overwrite=force), jobs=jobs,
+    summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order, overwrite=force), jobs=jobs,
                         progress=progress, page_progress=page_read if terminal else None, started=started)
     if bar is not None:
         bar.close()

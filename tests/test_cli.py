@@ -636,3 +636,15 @@ def test_pictures_digitise_cannot_read_inside_a_match_folder_are_reported(tmp_pa
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     skipped = [line for line in result.stderr.splitlines() if line.startswith("digitise: page skipped:")]
     assert len(skipped) == 1 and "page-002.gif" in skipped[0]
+
+
+def test_batch_can_order_each_match_by_its_written_page_numbers(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    match = tmp_path / "scans" / "m1"
+    match.mkdir(parents=True)
+    shutil.copy(light / "page-002.jpg", match / "a.jpg")
+    shutil.copy(light / "page-001.jpg", match / "b.jpg")
+    result = run("batch", tmp_path / "scans", "-o", tmp_path / "out", "--jobs", "1", "--order", "header")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    readings = json.loads((tmp_path / "out" / "m1.report.readings.json").read_text())
+    assert [Path(p["source"]).name for p in readings["pages"]] == ["b.jpg", "a.jpg"]

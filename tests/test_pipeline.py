@@ -316,3 +316,14 @@ def test_a_re_run_keeps_what_the_skipped_matches_reports_say(tmp_path: Path) -> 
     assert jobs["m1"]["report"] == str(out / "m1.report.json")
     assert (jobs["single"]["status"], jobs["single"]["turns"], jobs["single"]["report"]) == ("skipped", 0, None)
     assert (out / "m1.mat").read_text() == "done before\n"
+
+
+def test_pages_of_two_scanning_runs_keep_their_folders_together(tmp_path: Path) -> None:
+    match = tmp_path / "scans" / "m1"
+    for run, names in (("part1", ("scan-001.png", "scan-002.png")), ("part2", ("scan-001.png",))):
+        (match / run).mkdir(parents=True)
+        for name in names:
+            (match / run / name).write_bytes(b"x")
+    jobs, _ = find_jobs(tmp_path / "scans", tmp_path / "out")
+    assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
+        "part1/scan-001.png", "part1/scan-002.png", "part2/scan-001.png"]
