@@ -198,6 +198,10 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if to_review > 1:
         click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review "
                    f"{shlex.quote(str(output_dir))}", err=True)
+    if summary.loose_pages > 1:
+        click.echo(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
+                   "converted as a match of its own; put the pages of one match in a sub-folder of their own",
+                   err=True)
     if summary.summary_error is not None:
         click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
     raise SystemExit(int(summary.exit_code))

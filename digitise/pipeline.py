@@ -530,6 +530,9 @@ class BatchSummary:
     seconds: float
     #: Why ``summary.json`` could not be written (a full disk), when it could not.
     summary_error: DigitiseError | None = None
+    #: Matches that are one loose picture at the top of the input (pages of one match dropped there
+    #: side by side each become a match of their own: worth a word).
+    loose_pages: int = 0
 
     @property
     def exit_code(self) -> ExitCode:
@@ -641,7 +644,9 @@ def batch(
             relay_pages()
         if events is not None:
             events.close()
-    summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start)
+    loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir)
+    summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start,
+                           loose_pages=loose)
     try:
         # The summary is the batch's own log: each run replaces it on purpose.
         write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)

@@ -648,3 +648,15 @@ def test_batch_can_order_each_match_by_its_written_page_numbers(tmp_path: Path) 
     assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
     readings = json.loads((tmp_path / "out" / "m1.report.readings.json").read_text())
     assert [Path(p["source"]).name for p in readings["pages"]] == ["b.jpg", "a.jpg"]
+
+
+def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    for name in ("page-001.jpg", "page-002.jpg"):
+        shutil.copy(light / name, scans / name)
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    assert (f"digitise: note: 2 one-page pictures at the top of {scans} were each converted as a match of its own; "
+            "put the pages of one match in a sub-folder of their own") in result.stderr.splitlines()
