@@ -5,6 +5,8 @@ Every page comes out as an 8-bit image, grey ``(H, W)`` or colour BGR
 read at all raises :class:`~digitise.errors.InputError` naming the file and
 the reason; one unreadable frame of a multi-page file is reported as a
 :class:`~digitise.errors.PageError` in its place, so the other pages still read.
+An image over :data:`MAX_PAGE_PIXELS` is refused before it is decoded, and a
+dithered 1-bit scan comes out in grey levels (:func:`is_dithered`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,18 @@ PDF_DPI = 300.0
 PDF_MAX_SIDE = 4200
 #: Smallest image side worth trying: below this a note cannot be read.
 MIN_SIDE = 400
+#: Most pixels a page image may have; a larger file is refused before it is decoded. An A3 page
+#: scanned at 1200 dpi is 278 megapixels: this is twice that, and still below OpenCV's own limit
+#: (2^30 pixels, past which it fails without saying why). A grey page this size takes 600 MB, a
+#: colour one 1.8 GB.
+MAX_PAGE_PIXELS = 600_000_000
+#: A bilevel page is taken as dithered when more than this share of its black pixels touch no other
+#: black pixel (on their four sides). Dithering draws paper and grey lines as such lone dots: 0.55-0.7
+#: of the black pixels on the sample pages; a thresholded scan's strokes and lines leave under 0.005.
+DITHERED_ISOLATED = 0.2
+#: Width (mm) of the box filter that turns a dithered page back into grey levels: a few dots across,
+#: far thinner than a pen stroke (any width from 0.3 to 0.5 mm read the sample pages as their grey scans did).
+UNDITHER_MM = 0.4
 
 # OpenCV prints decoder warnings for truncated files on stderr; we report those ourselves.
 try:
@@ -197,11 +211,65 @@ def _is_grey(image: np.ndarray) -> bool:
     return bool(np.abs(sample[:, :, 0] - sample[:, :, 1]).max() <= 2 and np.abs(sample[:, :, 1] - sample[:, :, 2]).max() <= 2)
 
 
-def _check_size(image: np.ndarray, path: Path, number: int) -> PageImage | PageError:
+def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None) -> PageImage | PageError:
+    """The page, or why it cannot be read; a dithered bilevel page comes back in grey levels."""
     height, width = image.shape[:2]
     if min(height, width) < MIN_SIDE:
         return PageError(f"image too small to read ({width}x{height} px)", path, f"page {number}")
-    return PageImage(str(path), number, image)
+    if is_dithered(image):
+        image = undither(image)
+    return PageImage(str(path), number, image, dpi)
+
+
+def _too_large(width: int, height: int) -> str | None:
+    """Why an image of this size is refused (see :data:`MAX_PAGE_PIXELS`), or None when it is not."""
+    pixels = width * height
+    if pixels <= MAX_PAGE_PIXELS:
+        return None
+    return (f"image too large: {width}x{height} px, {_megapixels(pixels)} megapixels "
+            f"(over the {_megapixels(MAX_PAGE_PIXELS)}-megapixel limit)")
+
+
+def _megapixels(pixels: int) -> str:
+    return f"{pixels / 1e6:.0f}" if pixels >= 10_000_000 else f"{pixels / 1e6:.1f}"
+
+
+_FOUR_SIDES = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], np.uint8)
+
+
+def is_dithered(image: np.ndarray) -> bool:
+    """Whether ``image`` is a bilevel (black and white only) page whose grey levels were dithered.
+
+    A scanner's 1-bit "halftone" mode (Floyd-Steinberg and the like) draws
+    grey as a pattern of lone black dots: the paper's slight grey becomes
+    a sprinkle of dots and the printed lines a dotted grey. Cell by cell
+    that reads as writing everywhere, so such a page must be blurred back
+    into grey levels first. A thresholded 1-bit scan must not be: its
+    black pixels form strokes and lines, and they are almost never alone.
+    Grey and colour pages are told apart on a sparse sample, at no cost.
+    """
+    if image.ndim != 2 or image.dtype != np.uint8:
+        return False
+    sample = image[::7, ::7]
+    if bool(np.any((sample != 0) & (sample != 255))):
+        return False
+    black = (image == 0).view(np.uint8)
+    count = int(np.count_nonzero(black))
+    if count == 0:
+        return False
+    alone = np.count_nonzero(black > cv2.dilate(black, _FOUR_SIDES))
+    return bool(alone > DITHERED_ISOLATED * count)
+
+
+def undither(image: np.ndarray) -> np.ndarray:
+    """A dithered bilevel page as grey levels: a box filter :data:`UNDITHER_MM` wide.
+
+    The width comes from the image's long side taken as a page's (about
+    297 mm): a scan's stated resolution is often missing or wrong.
+    """
+    px_per_mm = max(image.shape[:2]) / 297.0
+    size = max(3, round(UNDITHER_MM * px_per_mm) | 1)
+    return cv2.blur(image, (size, size))
 
 
 #: PNG colour types the fast decoder reads (8 bits a sample): the pixel format it is asked for.
@@ -229,32 +297,59 @@ _LENGTH_TYPE = struct.Struct(">I4s")
 _CRC = struct.Struct(">I")
 
 
-def _sound_chunks(data: bytes) -> list[memoryview] | None:
-    """The IDAT chunks' data when every chunk's CRC-32 checks out up to IEND and none is a transparency chunk.
+class _DamagedPng(ValueError):
+    """A critical PNG chunk (header, palette, pixels, end) whose CRC-32 does not match its data."""
 
-    None otherwise. The fast decoders do not check chunk CRCs: a damaged
-    file would come out as a damaged picture. libpng refuses it, so such a
-    file goes to OpenCV for its error message (the check costs ~1 ms on a
-    15 MB page with ISA-L's CRC, ~5 with zlib's).
+
+def _png_chunks(data: bytes) -> tuple[list[memoryview], bool, list[tuple[int, int]]] | None:
+    """A PNG's chunks walked up to IEND, CRCs checked: the IDAT chunks' data, whether it has a transparency chunk,
+    and the byte spans of ancillary chunks whose CRC is wrong.
+
+    None when the file stops before IEND. A critical chunk with a wrong CRC
+    raises :class:`_DamagedPng`: libpng refuses such a file, but prints its
+    own "libpng error" line on stderr beside our one-line error, so it is
+    refused here first. An ancillary chunk (text, resolution...) with a
+    wrong CRC libpng only drops, with a "libpng warning": its span is
+    returned for cutting out. The check costs ~1 ms on a 15 MB page with
+    ISA-L's CRC, ~5 with zlib's.
     """
     view = memoryview(data)
     size = len(data)
     at = 8
     idat: list[memoryview] = []
+    stray: list[tuple[int, int]] = []
+    transparent = False
     unpack, crc32, append = _LENGTH_TYPE.unpack_from, _crc32, idat.append
     while at + 12 <= size:
         length, kind = unpack(data, at)
         end = at + 8 + length
         if end + 4 > size:
             return None
-        if kind == b"tRNS" or crc32(view[at + 4:end]) != _CRC.unpack_from(data, end)[0]:
-            return None
-        if kind == b"IDAT":
+        if crc32(view[at + 4:end]) != _CRC.unpack_from(data, end)[0]:
+            if kind[0] & 0x20 == 0:  # upper-case first letter: a critical chunk
+                raise _DamagedPng(kind.decode("latin-1"))
+            stray.append((at, end + 4))
+        elif kind == b"IDAT":
             append(view[at + 8:end])
+        elif kind == b"tRNS":
+            transparent = True
         elif kind == b"IEND":
-            return idat
+            return idat, transparent, stray
         at = end + 4
     return None
+
+
+def _sound_chunks(data: bytes) -> list[memoryview] | None:
+    """The IDAT chunks' data for the fast decoders, or None when the file is cut short or has a transparency chunk.
+
+    The fast decoders do not check chunk CRCs: a damaged file would come out
+    as a damaged picture. :func:`_png_chunks` checks them (and raises
+    :class:`_DamagedPng` for a damaged critical chunk).
+    """
+    walked = _png_chunks(data)
+    if walked is None or walked[1]:
+        return None
+    return walked[0]
 
 
 #: Rows peeked at before inflating a whole file: adaptive filtering (Paeth, Average, Sub) shows there.
@@ -311,9 +406,9 @@ def _decode_png_fast(data: bytes) -> np.ndarray | None:
     OpenCV writes them), all with the same pixels (benchmarks/README.md).
     Only the plain cases come here: 8 bits a sample, grey or RGB, not
     interlaced, no transparency chunk; anything else (16 bits, palette,
-    alpha) and any file that is damaged (a bad chunk CRC, an inflate error,
-    or Wuffs says so) goes to OpenCV, whose result and error messages are
-    the reference.
+    alpha) and any file that is damaged (cut short, an inflate error, or
+    Wuffs says so) goes to OpenCV, whose result and error messages are the
+    reference. A critical chunk with a wrong CRC raises :class:`_DamagedPng`.
     """
     # Signature, then IHDR: length, type, width, height, bit depth, colour type, compression, filter, interlace.
     if len(data) < 33 or data[12:16] != b"IHDR" or data[24] != 8 or data[26] != 0 or data[27] != 0 or data[28] != 0:
@@ -342,41 +437,154 @@ def _decode_png_fast(data: bytes) -> np.ndarray | None:
     return image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image
 
 
-def _png_cut_short(data: bytes) -> bool:
-    """Whether a PNG's chunks stop before IEND (the file was cut short): no decoder can finish it."""
-    at, size = 8, len(data)
-    while at + 8 <= size:
-        length, kind = _LENGTH_TYPE.unpack_from(data, at)
-        if at + 12 + length > size:
-            return True
-        if kind == b"IEND":
-            return False
-        at += 12 + length
-    return True
+def _declared_size(data: bytes, kind: str) -> tuple[int, int] | None:
+    """Width and height as a PNG, JPEG or BMP header gives them, or None when it does not say (read before decoding)."""
+    if kind == "png" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if kind == "bmp" and len(data) >= 26:
+        if int.from_bytes(data[14:18], "little") == 12:  # the old OS/2 header: 16-bit sides
+            return int.from_bytes(data[18:20], "little"), int.from_bytes(data[20:22], "little")
+        return (abs(int.from_bytes(data[18:22], "little", signed=True)),
+                abs(int.from_bytes(data[22:26], "little", signed=True)))
+    if kind == "jpeg":
+        return _jpeg_size(data)
+    return None
 
 
-def _decode_single(data: bytes, path: Path) -> np.ndarray:
-    png = data.startswith(b"\x89PNG\r\n\x1a\n")
-    fast = _decode_png_fast(data) if png else None
-    if fast is not None:
-        return _to_uint8(fast)
-    # Said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
-    if png and _png_cut_short(data):
-        raise InputError("cannot decode the image (truncated or damaged file)", path)
+#: JPEG start-of-frame markers (SOF0-SOF15 less DHT, JPG and DAC): they carry the image's size.
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a JPEG's frame header, or None when none comes before the image data."""
+    at, size = 2, len(data)
+    while at + 9 <= size:
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            at += 2
+            continue
+        if marker in _JPEG_FRAMES:
+            return int.from_bytes(data[at + 7:at + 9], "big"), int.from_bytes(data[at + 5:at + 7], "big")
+        if marker == 0xDA:  # image data before any frame header
+            return None
+        at += 2 + int.from_bytes(data[at + 2:at + 4], "big")
+    return None
+
+
+_DAMAGED = "cannot decode the image (truncated or damaged file)"
+
+
+def _decode_single(data: bytes, path: Path, kind: str) -> np.ndarray:
+    declared = _declared_size(data, kind)
+    too_large = _too_large(*declared) if declared else None
+    if too_large:
+        raise InputError(too_large, path)
+    if kind != "png":
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        if image is None or image.size == 0:
+            raise InputError(_DAMAGED, path)
+        return _to_uint8(image)
+    # Damage is said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
+    try:
+        fast = _decode_png_fast(data)
+        if fast is not None:
+            return _to_uint8(fast)
+        walked = _png_chunks(data)
+    except _DamagedPng as exc:
+        raise InputError(f"{_DAMAGED[:-1]}: the {exc} chunk fails its CRC check)", path) from exc
+    if walked is None:
+        raise InputError(_DAMAGED, path)
+    if walked[2]:
+        # Ancillary chunks with a wrong CRC: libpng would drop them too, with a warning on stderr.
+        keep, at = [], 0
+        for start, end in walked[2]:
+            keep.append(data[at:start])
+            at = end
+        keep.append(data[at:])
+        data = b"".join(keep)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
-        raise InputError("cannot decode the image (truncated or damaged file)", path)
+        raise InputError(_DAMAGED, path)
     return _to_uint8(image)
 
 
+def _open_tiff(source: Any) -> Any:
+    """Pillow's TIFF reader on ``source`` (a path or a file object), with page images' own size limit.
+
+    Pillow's is set for any picture from anywhere: it warns on stderr past
+    89 megapixels and refuses past 179, while a 1200-dpi A4 scan has 139.
+    Page images have :data:`MAX_PAGE_PIXELS`, checked on every frame before
+    it is decoded (:func:`_tiff_pages`).
+    """
+    from PIL import Image, TiffImagePlugin
+
+    # Pillow checks each frame's size again as it decodes it, against its module-wide limit: raised to
+    # ours (never lowered), it only ever fires on a frame we have refused already.
+    if Image.MAX_IMAGE_PIXELS is not None and Image.MAX_IMAGE_PIXELS < MAX_PAGE_PIXELS:
+        Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+    # The reader itself, not Image.open: that checks the first frame against Pillow's limit as it opens
+    # the file, before ours can, and a process-wide warnings filter would be needed to keep it quiet
+    # (warnings.catch_warnings is not thread-safe, and the review server loads pages in threads).
+    return TiffImagePlugin.TiffImageFile(source)
+
+
+def _deep_grey(array: np.ndarray, bits: int | None, signed: bool) -> np.ndarray:
+    """8-bit grey from a grey TIFF frame of more than 8 bits a sample (Pillow's I;16, I and F modes).
+
+    Pillow's own conversion to 8 bits clips every value over 255 to white, so
+    a 16-bit grey scan came out as a blank page. Integers are scaled by the
+    depth the file states (16 bits: the high byte, as OpenCV does for a
+    16-bit PNG); floats by 1.0 when they stay within it (the usual range),
+    otherwise by the smallest whole depth that holds their maximum.
+    """
+    if array.dtype.kind == "u" and array.dtype.itemsize == 2 and bits in (None, 16):
+        return np.ascontiguousarray(array >> 8, dtype=np.uint8)
+    if array.dtype.kind == "f":
+        top = float(np.nanmax(array)) if array.size else 0.0
+        full = 1.0 if top <= 1.0 else float(2 ** max(8, int(np.ceil(np.log2(top + 1.0)))) - 1)
+    else:
+        if not bits:
+            bits = max(8, int(array.max(initial=0)).bit_length())
+        full = float((1 << (bits - 1 if signed else bits)) - 1)
+    scaled = np.nan_to_num(array.astype(np.float32) * np.float32(255.0 / full), copy=False)
+    return np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
+
+
+#: TIFF frame modes that Pillow's conversion to "L" gives right, and those of more than 8 bits a sample.
+_GREY_MODES = frozenset({"1", "L", "LA", "P"})
+_DEEP_GREY_MODES = frozenset({"I", "F", "I;16", "I;16L", "I;16B", "I;16N", "I;16S"})
+#: What a damaged TIFF makes Pillow's reader raise (TypeError: "Missing dimensions" for a cut tag).
+_TIFF_DAMAGE = (OSError, ValueError, EOFError, TypeError, SyntaxError, KeyError, IndexError, struct.error)
+
+
+def _frame_pixels(frame: Any) -> np.ndarray:
+    """One decoded TIFF frame as grey or RGB pixels."""
+    mode = frame.mode
+    if mode in _DEEP_GREY_MODES:
+        tags = frame.tag_v2
+        bits = tags.get(258)
+        sample_format = tags.get(339)
+        signed = bool(sample_format) and _first(sample_format) == 2
+        return _deep_grey(np.asarray(frame), _first(bits) if bits else None, signed)
+    return np.asarray(frame.convert("L") if mode in _GREY_MODES else frame.convert("RGB"))
+
+
+def _first(value: Any) -> int:
+    """A TIFF tag's first value (Pillow gives a tuple for a tag with several)."""
+    return int(value[0] if isinstance(value, tuple) else value)
+
+
 def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
-    from PIL import Image, ImageSequence, UnidentifiedImageError
+    from PIL import Image, ImageSequence
 
     try:
-        container = Image.open(io.BytesIO(data))
-    except UnidentifiedImageError as exc:
-        raise InputError("cannot open the TIFF (truncated or damaged file)", path) from exc
-    except (OSError, ValueError, TypeError, SyntaxError) as exc:
+        container = _open_tiff(io.BytesIO(data))
+    except _TIFF_DAMAGE as exc:
         raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
     produced = 0
     with container:
@@ -388,29 +596,29 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 frame = next(frames)
             except StopIteration:
                 break
-            # Pillow's TIFF reader raises what a damaged tag makes it raise (TypeError: "Missing dimensions").
-            except (OSError, ValueError, EOFError, TypeError, SyntaxError, KeyError, IndexError) as exc:
+            except _TIFF_DAMAGE as exc:
                 yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
                                 f"page {number}")
                 break
+            produced += 1
+            too_large = _too_large(*frame.size)
+            if too_large:
+                yield PageError(too_large, path, f"page {number}")
+                continue
             try:
                 frame.load()
                 dpi_info = frame.info.get("dpi")
-                converted = frame.convert("L") if frame.mode in ("1", "L", "I;16", "I", "F", "LA", "P") else frame.convert("RGB")
-                array = np.asarray(converted)
-            except (OSError, ValueError, SyntaxError, TypeError, KeyError, IndexError) as exc:
+                array = _frame_pixels(frame)
+            except Image.DecompressionBombError as exc:  # pragma: no cover - our limit is checked first
+                yield PageError(f"image too large: {exc}", path, f"page {number}")
+                continue
+            except _TIFF_DAMAGE as exc:
                 yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
                                 f"page {number}")
-                produced += 1
                 continue
             if array.ndim == 3:
                 array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
-            image = _to_uint8(array)
-            produced += 1
-            page = _check_size(image, path, number)
-            if isinstance(page, PageImage) and dpi_info:
-                page = PageImage(page.source, page.number, page.image, float(dpi_info[0]))
-            yield page
+            yield _as_page(_to_uint8(array), path, number, float(dpi_info[0]) if dpi_info else None)
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
 
@@ -449,11 +657,7 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
             except pdfium.PdfiumError as exc:
                 yield PageError(f"cannot render this page: {exc}", path, f"page {number}")
                 continue
-            image = _to_uint8(array)
-            checked = _check_size(image, path, number)
-            if isinstance(checked, PageImage):
-                checked = PageImage(checked.source, number, checked.image, scale * 72.0)
-            yield checked
+            yield _as_page(_to_uint8(array), path, number, scale * 72.0)
     finally:
         document.close()
 
@@ -479,7 +683,7 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     elif kind == "tiff":
         yield from _tiff_pages(data, file)
     else:
-        yield _check_size(_decode_single(data, file), file, 1)
+        yield _as_page(_decode_single(data, file, kind), file, 1)
 
 
 def page_count(path: str | Path) -> int:
@@ -501,9 +705,7 @@ def page_count(path: str | Path) -> int:
             finally:
                 document.close()
         if kind == "tiff":
-            from PIL import Image
-
-            with Image.open(file) as container:
+            with _open_tiff(file) as container:
                 return max(1, int(getattr(container, "n_frames", 1)))
     except Exception:  # noqa: BLE001 - whatever is wrong, iter_pages reports it when the page is read
         return 1

@@ -144,10 +144,34 @@ def _not_a_note(small: np.ndarray, path: str, number: int) -> PageError:
     return PageError(reason, path, f"page {number}")
 
 
-def _fit_page(small: np.ndarray, templates: Sequence[Template]) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
-    """The best-fitting template and its page fit on the working copy (markers first, then the grid)."""
+#: Why a mirror-image page is refused rather than read: see :func:`_mirrored`.
+MIRRORED = "the page is mirrored (a mirror-image scan or photo): flip it and scan again"
+
+
+def _mirrored(small: np.ndarray, templates: Sequence[Template], ids: Sequence[int]) -> bool:
+    """Whether the page's printed markers fit a template once the image is flipped left to right.
+
+    A phone's front camera takes mirror images. ArUco markers are not
+    symmetric, so none is found on such a page, and the grid path alone
+    would fit the page's lines in mirror order and read garbage. Looked for
+    only on pages where no marker was found. Such a page is refused rather
+    than read flipped: everything read is placed in the image's own pixels
+    (the review's boxes, the overlays), which a flipped reading would not be.
+    """
+    flipped = detect_markers(cv2.flip(small, 1), ids)
+    return len(flipped) >= 2 and any(fit_markers(flipped, t.markers, t.page_mm) is not None for t in templates)
+
+
+def _fit_page(small: np.ndarray, templates: Sequence[Template],
+              source: str, number: int) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
+    """The best-fitting template and its page fit on the working copy (markers first, then the grid).
+
+    Raises :class:`PageError` for a mirror-image page.
+    """
     ids = sorted({m.id for t in templates for m in t.markers})
     markers = detect_markers(small, ids)
+    if not markers and ids and _mirrored(small, templates, ids):
+        raise PageError(MIRRORED, source, f"page {number}")
     fits = [(t, fit_markers(markers, t.markers, t.page_mm)) for t in templates]
     marked = [(t, f) for t, f in fits if f is not None]
     if marked:
@@ -175,7 +199,7 @@ def locate(
     reduced, factor = _reduce(page.image)
     small = darkest_channel(reduced)
     templates = [template] if isinstance(template, Template) else list(template)
-    fitted = _fit_page(small, templates)
+    fitted = _fit_page(small, templates, page.source, page.number)
     if fitted is None:
         raise _not_a_note(small, page.source, page.number)
     chosen, fit, per_board = fitted

@@ -312,3 +312,139 @@ def test_a_truncated_multi_page_tiff_is_a_bad_page_or_file_never_a_crash(tmp_pat
         return
     assert pages and isinstance(pages[-1], PageError)
     assert "truncated or damaged" in pages[-1].message and "cut.tif" in pages[-1].message
+
+
+def _tiff(path: Path, image: Image.Image, **options: object) -> Path:
+    image.save(path, format="TIFF", **options)
+    return path
+
+
+def test_deep_grey_tiffs_keep_their_grey_levels(tmp_path: Path) -> None:
+    """16-bit, 32-bit and float grey TIFFs come out as the 8-bit page they hold, not clipped to white."""
+    grey = _page(200)
+    deep16 = grey.astype(np.uint16) * 257
+    cases = {
+        "i16.tif": Image.fromarray(deep16),  # Pillow mode I;16
+        "i32.tif": Image.fromarray((grey.astype(np.int64) * (2**31 - 1) // 255).astype(np.int32)),  # mode I, signed
+        "f01.tif": Image.fromarray(grey.astype(np.float32) / 255.0),  # mode F in 0..1
+        "f16.tif": Image.fromarray(deep16.astype(np.float32)),  # mode F in 0..65535
+    }
+    for name, frame in cases.items():
+        (page,) = load_pages(_tiff(tmp_path / name, frame))
+        assert isinstance(page, PageImage) and page.image.dtype == np.uint8, name
+        assert np.abs(page.image.astype(int) - grey).max() <= 1, name
+
+
+def test_big_endian_and_signed_16_bit_tiffs(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    grey = _page(200)
+    tifffile.imwrite(tmp_path / "be.tif", grey.astype(">u2") * 257)
+    tifffile.imwrite(tmp_path / "s16.tif", (grey.astype(np.int16) * 128).astype(np.int16))
+    for name in ("be.tif", "s16.tif"):
+        (page,) = load_pages(tmp_path / name)
+        assert isinstance(page, PageImage), name
+        assert np.abs(page.image.astype(int) - grey).max() <= 1, name
+
+
+def test_a_page_over_the_pixel_limit_is_refused_before_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every format says how large the image is and what the limit is, naming the file."""
+    monkeypatch.setattr(images, "MAX_PAGE_PIXELS", 1_000_000)
+    big = _page(230, (1250, 1000))
+    cv2.imwrite(str(tmp_path / "big.png"), big)
+    cv2.imwrite(str(tmp_path / "big.jpg"), big)
+    cv2.imwrite(str(tmp_path / "big.bmp"), big)
+    for name in ("big.png", "big.jpg", "big.bmp"):
+        with pytest.raises(InputError) as info:
+            load_pages(tmp_path / name)
+        assert info.value.message == (f"{tmp_path / name}: image too large: 1250x1000 px, 1.2 megapixels "
+                                      "(over the 1.0-megapixel limit)")
+    # In a multi-page TIFF the large page is refused and the others still read.
+    frames = [Image.fromarray(_page(200)), Image.fromarray(big), Image.fromarray(_page(220))]
+    frames[0].save(tmp_path / "pages.tif", save_all=True, append_images=frames[1:])
+    first, second, third = load_pages(tmp_path / "pages.tif")
+    assert isinstance(first, PageImage) and isinstance(third, PageImage)
+    assert isinstance(second, PageError) and second.where == "page 2"
+    assert second.reason == "image too large: 1250x1000 px, 1.2 megapixels (over the 1.0-megapixel limit)"
+
+
+def test_pillows_own_size_limit_neither_warns_nor_refuses_a_page_under_ours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow warns past 89 megapixels and refuses past 179: a 1200-dpi A4 scan (139) is a page like any other.
+
+    Pillow's limit is lowered here so a small image stands for a large scan.
+    """
+    import warnings
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 50_000)
+    target = _tiff(tmp_path / "scan.tif", Image.fromarray(_page(210, (800, 600))))  # 480,000 px: over twice Pillow's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (page,) = load_pages(target)
+        assert images.page_count(target) == 1
+    assert isinstance(page, PageImage) and page.image.shape == (600, 800)
+
+
+def test_png_chunk_damage(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A critical chunk with a bad CRC is refused by us (the fast path or not); a bad ancillary chunk is dropped.
+
+    libpng would print its own "libpng error" or "libpng warning" on stderr: nothing reaches it.
+    """
+    import struct
+    import zlib
+
+    image = np.random.default_rng(8).integers(0, 256, (420, 610), dtype=np.uint8)
+    for name, pixels in (("grey.png", image), ("deep.png", image.astype(np.uint16) * 257)):
+        ok, encoded = cv2.imencode(".png", pixels)
+        assert ok
+        data = bytearray(encoded.tobytes())
+        data[data.index(b"IDAT") + 100] ^= 0x55
+        with pytest.raises(InputError, match=r"truncated or damaged file: the IDAT chunk fails its CRC check"):
+            load_pages(_write(tmp_path / name, bytes(data)))
+        # A text chunk whose CRC is wrong, before the pixels: the picture is whole.
+        body = b"Comment\x00scanned"
+        text = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body) ^ 1)
+        whole = encoded.tobytes()
+        (page,) = load_pages(_write(tmp_path / f"text-{name}", whole[:33] + text + whole[33:]))
+        assert isinstance(page, PageImage)
+        assert np.abs(page.image.astype(int) - image).max() <= 1
+    assert capfd.readouterr().err == ""
+
+
+def test_a_damaged_png_gives_one_line_on_stderr(tmp_path: Path) -> None:
+    """The whole command, stderr as the user sees it (libpng writes to the file descriptor, not to Python)."""
+    import subprocess
+    import sys
+
+    ok, encoded = cv2.imencode(".png", _page(210))
+    assert ok
+    data = bytearray(encoded.tobytes())
+    data[data.index(b"IDAT") + 40] ^= 0x55
+    target = _write(tmp_path / "damaged.png", bytes(data))
+    done = subprocess.run([sys.executable, "-m", "digitise.cli", "read", str(target), "-o", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 3
+    want = (f"digitise: error: {target}: cannot decode the image (truncated or damaged file: "
+            "the IDAT chunk fails its CRC check)")
+    assert done.stderr.splitlines() == [want]
+
+
+def test_dithered_bilevel_pages_are_told_from_thresholded_ones() -> None:
+    """Dithering draws grey as lone dots; a thresholded page's black pixels are strokes and lines."""
+    rng = np.random.default_rng(9)
+    grey = np.full((600, 800), 245, np.uint8)
+    cv2.rectangle(grey, (100, 100), (700, 500), 150, 2)  # a light printed frame
+    cv2.putText(grey, "53", (300, 330), cv2.FONT_HERSHEY_SIMPLEX, 4, 20, 8)
+    dithered = np.asarray(Image.fromarray(grey).convert("1").convert("L"))  # Floyd-Steinberg
+    thresholded = np.where(grey > 200, 255, 0).astype(np.uint8)
+    assert images.is_dithered(dithered)
+    assert not images.is_dithered(thresholded)
+    # Not bilevel: grey pages, a noisy grey page, colour pages are never blurred.
+    assert not images.is_dithered(grey)
+    assert not images.is_dithered(rng.integers(0, 256, grey.shape, dtype=np.uint8))
+    assert not images.is_dithered(cv2.cvtColor(dithered, cv2.COLOR_GRAY2BGR))
+    assert not images.is_dithered(np.full((600, 800), 255, np.uint8))
+    # Blurred back, the paper is near white and the frame grey again.
+    smooth = images.undither(dithered)
+    assert smooth.dtype == np.uint8 and smooth.shape == grey.shape
+    assert abs(float(smooth[250:300, 150:250].mean()) - 245) < 6
+    assert 120 < float(smooth[300, 99:102].mean()) < 230
