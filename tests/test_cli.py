@@ -660,3 +660,13 @@ def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None
     assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
     assert (f"digitise: note: 2 one-page pictures at the top of {scans} were each converted as a match of its own; "
             "put the pages of one match in a sub-folder of their own") in result.stderr.splitlines()
+
+
+def test_a_match_whose_first_page_is_numbered_later_is_noted(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    result = run("scan", light / "page-002.jpg", light / "page-003.jpg", "-o", tmp_path / "m.mat")
+    assert "digitise: note: pages: the first page, page-002.jpg, is numbered 2: is page 1 missing?" in \
+        result.stderr.splitlines()
+    result = run("scan", light / "page-004.jpg", "-o", tmp_path / "n.mat")
+    assert "digitise: note: pages: the first page, page-004.jpg, is numbered 4: are pages 1 to 3 missing?" in \
+        result.stderr.splitlines()
