@@ -168,16 +168,16 @@ def make_folder(path: str | Path) -> Path:
     return folder
 
 
-def natural_key(path: Path) -> tuple[list[list[object]], str]:
+def natural_key(path: Path) -> tuple[list[tuple[int, list[object]]], str]:
     """Sort ``page10`` after ``page9``, folder by folder (``part1/scan-002`` before ``part2/scan-001``).
 
     A scanner numbers the files of each run from 1 again, so pages of one
     match scanned in two runs sit in two folders with the same names: the
-    folders come first. Names alike but for case (``Page1``, ``page1``) are
-    ordered by their exact names, never left to the order the file system
-    lists them in.
+    folders come first, and a folder's own files before its sub-folders.
+    Names alike but for case (``Page1``, ``page1``) are ordered by their
+    exact names, never left to the order the file system lists them in.
     """
     def natural(text: str) -> list[object]:
         return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
 
-    return [natural(part) for part in path.parts], str(path)
+    return [(1, natural(part)) for part in path.parent.parts] + [(0, natural(path.name))], str(path)

@@ -194,10 +194,8 @@ def _reviewed(options: ScanOptions) -> tuple[dict[tuple[int, int], str], ScanOpt
     from digitise.review.corrections import load_corrections_file
 
     reviewed = load_corrections_file(options.corrections)
-    header = reviewed.header
-    told = replace(options, players=header.players or options.players,
-                   length=header.length if header.length is not None else options.length)
-    return reviewed.boards, told
+    players, length = reviewed.header.over(options.players, options.length)
+    return reviewed.boards, replace(options, players=players, length=length)
 
 
 def _check_match_outputs(output: Path, report: Path | None, readings_path: Path | None, options: ScanOptions,
@@ -248,10 +246,10 @@ def _write_match(result: SolveResult, output: Path, report: Path | None, options
     made: list[Path] = []
     try:
         for path, content, overwrite in files:
-            new = not path.exists()
-            write_atomic(path, content, overwrite=overwrite)
+            new = not os.path.exists(path)
+            written = write_atomic(path, content, overwrite=overwrite)  # a link's target, when path is a link
             if new:
-                made.append(path)
+                made.append(written)
     except DigitiseError:
         # A disk that filled up half way: the files this run made would block the re-run ("exists").
         for path in made:
@@ -342,9 +340,8 @@ def page_notes(readings: Readings) -> list[str]:
             and opening["confidence"] >= FIRST_PAGE_SURE and str(opening.get("value", "")).strip().isdigit() \
             and int(str(opening["value"]).strip()) > 1:
         number = int(str(opening["value"]).strip())
-        missing = "page 1" if number == 2 else f"pages 1 to {number - 1}"
-        notes.append(f"pages: the first page, {names[0]}, is numbered {number}: is {missing} missing?"
-                     .replace("is pages", "are pages"))
+        missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
+        notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
     first: dict[tuple[str, int], int] = {}
     for k, page in enumerate(readings.pages):
         key = (page.source, page.page)

@@ -291,7 +291,7 @@ def test_scan_keeps_the_given_order_with_a_note_the_review_page_keeps(tmp_path: 
 
 
 def test_pages_are_ordered_folder_by_folder_then_by_exact_name(tmp_path: Path) -> None:
-    """Not left to the order the file system lists them in (the same scan, the same .mat everywhere)."""
+    """A folder's own files, then its sub-folders; never left to the order the file system lists them in."""
     match = tmp_path / "scans" / "m1"
     for name in ("b/page1.png", "a/page1.png", "page2.png", "Page2.png", "a/page10.png", "page9.png"):
         (match / name).parent.mkdir(parents=True, exist_ok=True)
@@ -299,7 +299,7 @@ def test_pages_are_ordered_folder_by_folder_then_by_exact_name(tmp_path: Path) -
     jobs, failed = find_jobs(tmp_path / "scans", tmp_path / "out")
     assert not failed
     assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
-        "a/page1.png", "a/page10.png", "b/page1.png", "Page2.png", "page2.png", "page9.png"]
+        "Page2.png", "page2.png", "page9.png", "a/page1.png", "a/page10.png", "b/page1.png"]
 
 
 def test_a_re_run_keeps_what_the_skipped_matches_reports_say(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ report as ``REPORT.corrections.json``::
      "corrections": {"1:3": "52: 8/3 6/4", "1:5": "double; drop", "2:2": "resign 2"}}
 
 (``"match"`` and either of its keys may be left out; version 1 files, which
-had no ``"match"``, are read too.) :func:`load_corrections_file` reads that
+had no ``"match"``, are read too. The review page also keeps the re-solved
+match's ``"summary"`` there, its turns and flagged turns, for the list of a
+folder's matches; it is never a correction.) :func:`load_corrections_file` reads that
 file (or a bare ``{"page:board": text}`` object); :func:`load_corrections`
 its boards, the mapping :func:`digitise.solve.solve` takes. Every problem is
 an :class:`InputError` naming the file, the JSON path and the reason.
@@ -42,6 +44,8 @@ READABLE_VERSIONS = (1, 2)
 ACTIONS = ("move", "double", "take", "drop", "resign", "blank")
 
 Corrections = dict[tuple[int, int], str]
+#: What a corrections file keeps of the re-solved match's summary.
+SUMMARY_KEYS = ("games", "turns", "flagged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,10 @@ class MatchHeader:
     def given(self) -> bool:
         """Whether the reviewer set anything."""
         return self.players is not None or self.length is not None
+
+    def over(self, players: tuple[str, str] | None, length: int | None) -> tuple[tuple[str, str] | None, int | None]:
+        """The players and length to write: the reviewer's where set, else ``players`` and ``length``."""
+        return self.players or players, self.length if self.length is not None else length
 
     def to_json(self) -> dict[str, Any]:
         """The ``"match"`` part of a corrections file: only what is set."""
@@ -72,6 +80,8 @@ class CorrectionsFile:
 
     boards: Corrections = field(default_factory=dict)
     header: MatchHeader = MatchHeader()
+    #: The match as last re-solved with these corrections: {"games", "turns", "flagged"} (whole numbers).
+    summary: Mapping[str, int] | None = None
 
 _KEY = re.compile(r"^(\d{1,4}):([1-8])$")
 
@@ -199,6 +209,7 @@ def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
 def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
     """Validate a corrections document (wrapped or bare): its boards' corrections and match header."""
     header = MatchHeader()
+    summary: Any = None
     if isinstance(doc, Mapping) and "format" in doc:
         if doc.get("format") != FORMAT:
             raise _fail("$.format", f"not a corrections file (expected {FORMAT!r})", path)
@@ -209,6 +220,12 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
             if doc.get("version") == 1:
                 raise _fail("$.match", "version 1 files have no match part: write version 2", path)
             header = header_from_json(doc["match"], "$.match", path)
+        summary = doc.get("summary")
+        if summary is not None:
+            # Only informs the folder's list: a malformed one is dropped, never a reason to refuse the file.
+            kept = {k: v for k, v in summary.items() if k in SUMMARY_KEYS and isinstance(v, int)
+                    and not isinstance(v, bool)} if isinstance(summary, Mapping) else {}
+            summary = kept if len(kept) == len(SUMMARY_KEYS) else None
         items, prefix = doc.get("corrections"), "$.corrections"
     else:
         items, prefix = doc, "$"
@@ -230,7 +247,7 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
             raise _fail(f"{prefix}.{key}", f"the same board as {named[board]!r}: keep one", path)
         named[board] = str(key)
         found[board] = check_text(text, f"{prefix}.{key}", path)
-    return CorrectionsFile(dict(sorted(found.items())), header)
+    return CorrectionsFile(dict(sorted(found.items())), header, summary)
 
 
 def load_corrections(path: str | Path) -> Corrections:
@@ -265,19 +282,21 @@ def load_corrections_file(path: str | Path) -> CorrectionsFile:
 
 
 def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str,
-                        header: MatchHeader = MatchHeader()) -> str:
+                        header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None) -> str:
     """The corrections file's text: sorted, so the same corrections give the same bytes."""
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "report": report_name}
     if header.given:
         doc["match"] = header.to_json()
+    if summary is not None:
+        doc["summary"] = {k: int(summary[k]) for k in SUMMARY_KEYS if k in summary}
     doc["corrections"] = {f"{p}:{b}": text for (p, b), text in sorted(corrections.items())}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str], report_name: str,
-                     header: MatchHeader = MatchHeader()) -> Path:
+                     header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None) -> Path:
     """Write the corrections file atomically (replacing the previous one)."""
-    return write_atomic(path, corrections_to_json(corrections, report_name, header), overwrite=True)
+    return write_atomic(path, corrections_to_json(corrections, report_name, header, summary), overwrite=True)
 
 
 def corrections_path(report: str | Path) -> Path:

@@ -22,9 +22,9 @@ from digitise.review.session import ReviewSession
 
 #: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
 NOT_REPORTS = (".readings.json", ".corrections.json")
-#: Sessions kept open at once. Each holds its readings and up to two decoded pages (~25 MB each at
-#: 300 dpi): a director going through a hundred matches must not hold them all. A session let go
-#: loses nothing (its corrections are saved at each change); opening it again solves it again.
+#: Sessions that keep their decoded pages (~25 MB each at 300 dpi, two a session): a director going
+#: through a hundred matches must not hold them all. The others drop their pictures and make them
+#: again when asked; the sessions themselves stay (a request may be saving a correction in one).
 OPEN_SESSIONS = 4
 
 
@@ -57,7 +57,9 @@ class ReviewFolder:
             raise InputError("no digitise report in this folder (a scan's --report, or a batch's NAME.report.json)",
                              folder)
         self.learn_dir = learn_dir
-        self._sessions: OrderedDict[int, ReviewSession] = OrderedDict()
+        self._sessions: dict[int, ReviewSession] = {}
+        #: Sessions by last use, most recent last: the first ones beyond OPEN_SESSIONS forget their pictures.
+        self._recent: OrderedDict[int, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def session(self, number: int) -> ReviewSession:
@@ -68,19 +70,26 @@ class ReviewFolder:
         """
         if not 1 <= number <= len(self.reports):
             raise KeyError(number)
+        cold: list[ReviewSession] = []
         with self._lock:
             if number not in self._sessions:
                 self._sessions[number] = ReviewSession(self.reports[number - 1], learn_dir=self.learn_dir)
-                while len(self._sessions) > OPEN_SESSIONS:
-                    self._sessions.popitem(last=False)
-            self._sessions.move_to_end(number)
-            return self._sessions[number]
+            self._recent[number] = None
+            self._recent.move_to_end(number)
+            while len(self._recent) > OPEN_SESSIONS:
+                cold.append(self._sessions[self._recent.popitem(last=False)[0]])
+            session = self._sessions[number]
+        for other in cold:
+            # Outside the folder's lock: another session may be busy solving.
+            other.forget_pictures()
+        return session
 
     def matches(self) -> list[dict[str, Any]]:
         """One entry per report for the folder's page: name, turns, flagged, corrected, notes, or its problem.
 
         Figures come from the match's session when it is open (they follow
-        the corrections), else from its report and corrections file.
+        the corrections), else from its corrections file's summary (the match
+        as last re-solved on the page), else from its report.
         """
         listed = []
         for number, report in enumerate(self.reports, 1):
@@ -100,6 +109,8 @@ class ReviewFolder:
                     kept = load_corrections_file(saved) if saved.exists() else None
                     corrected = len(kept.boards) if kept else 0
                     reviewed = bool(kept and kept.header.given)
+                    if kept is not None and kept.summary is not None:
+                        summary = kept.summary
             except DigitiseError as exc:
                 entry["problem"] = exc.message
             except (OSError, ValueError, RecursionError) as exc:

@@ -226,14 +226,24 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if parts.path == "/favicon.ico":
             self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
             return
+        folder = self.server.folder
+        found = _MATCH.match(parts.path) if folder is not None else None
+        if folder is not None and found is not None and (found.group(2) or "") in ("", "/", "/index.html"):
+            # The page itself, without opening the match (that solves it): a match that cannot be
+            # opened then says why on its page, from its state request.
+            if not 1 <= int(found.group(1)) <= len(folder.reports):
+                raise RequestError(HTTPStatus.NOT_FOUND, f"no match {found.group(1)} in this folder")
+            if not found.group(2):
+                # A match's page is /m/N/: its links are relative to that folder.
+                self._send(HTTPStatus.MOVED_PERMANENTLY, b"", "text/plain", {"Location": parts.path + "/"})
+            else:
+                self._static("index.html")
+            return
         session, path = self._session_for(parts.path)
         if session is None:
             self._folder_get(path)
             return
-        if path == "":
-            # A match's page is /m/N/: its links are relative to that folder.
-            self._send(HTTPStatus.MOVED_PERMANENTLY, b"", "text/plain", {"Location": parts.path + "/"})
-        elif path in ("/", "/index.html"):
+        if path in ("/", "/index.html"):
             self._static("index.html")
         elif path == "/api/state":
             self._json(HTTPStatus.OK, session.state())

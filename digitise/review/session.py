@@ -168,12 +168,8 @@ def default_solver(report: Mapping[str, Any]) -> Solver | None:
 
     def run(readings: Any, corrections: Mapping[tuple[int, int], str],
             header: MatchHeader) -> tuple[Any, Mapping[str, Any]]:
-        result = solve(
-            readings,
-            players=header.players or told.players,
-            length=header.length if header.length is not None else told.length,
-            corrections=dict(corrections) or None,
-        )
+        players, length = header.over(told.players, told.length)
+        result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
         return result.match, result.report
 
     return run
@@ -392,8 +388,8 @@ class ReviewSession:
             players: list[str] | None = list(self.match.players)
             length: int | None = self.match.length
         else:
-            players = list(self.header.players or told.players or ()) or None
-            length = self.header.length if self.header.length is not None else told.length
+            named, length = self.header.over(told.players, told.length)
+            players = list(named) if named else None
         notes = [str(n) for n in self.report.get("notes") or []]
 
         def source(reviewed: object, given: object, doubt: str) -> str:
@@ -589,14 +585,22 @@ class ReviewSession:
                     f"no legal match reads {named} together with the rest of the note; nothing was changed"
                 )
             changes = report_changes(self.report, new_report)
+            # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.
+            save_corrections(self.corrections_file, updated, self.report_path.name, header, new_report.get("summary"))
             self.match, self.report = match, new_report
         else:
             changes = []
+            save_corrections(self.corrections_file, updated, self.report_path.name, header)
         self.corrections = dict(sorted(updated.items()))
         self.header = header
         self.changes = changes
-        save_corrections(self.corrections_file, self.corrections, self.report_path.name, header)
         return changes
+
+    def forget_pictures(self) -> None:
+        """Drop the decoded pages and crops kept for speed (memory); they are made again when asked for."""
+        with self._lock:
+            self._pages.clear()
+            self._crops.clear()
 
     def _learn_stem(self, key: tuple[int, int]) -> str:
         """The name the learning crops of board ``key`` are filed under."""

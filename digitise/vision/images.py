@@ -540,13 +540,20 @@ def _deep_grey(array: np.ndarray, bits: int | None, signed: bool) -> np.ndarray:
     a 16-bit grey scan came out as a blank page. Integers are scaled by the
     depth the file states (16 bits: the high byte, as OpenCV does for a
     16-bit PNG); floats by 1.0 when they stay within it (the usual range),
-    otherwise by the smallest whole depth that holds their maximum.
+    otherwise by the smallest whole depth that holds their 99.9th
+    percentile, over finite values only (one hot or infinite pixel must not
+    darken the page). Raises ``ValueError`` when no value is finite.
     """
     if array.dtype.kind == "u" and array.dtype.itemsize == 2 and bits in (None, 16):
         return np.ascontiguousarray(array >> 8, dtype=np.uint8)
     if array.dtype.kind == "f":
-        top = float(np.nanmax(array)) if array.size else 0.0
+        finite = array[np.isfinite(array)]
+        if array.size and not finite.size:
+            raise ValueError("no pixel holds a number (NaN or infinite everywhere)")
+        top = float(np.percentile(finite, 99.9)) if finite.size else 0.0
         full = 1.0 if top <= 1.0 else float(2 ** max(8, int(np.ceil(np.log2(top + 1.0)))) - 1)
+        # Past the scale is white (paper); what is no number, too.
+        array = np.clip(np.where(np.isfinite(array), array, full), 0.0, full).astype(np.float32)
     else:
         if not bits:
             bits = max(8, int(array.max(initial=0)).bit_length())

@@ -51,17 +51,29 @@ def test_a_bad_corrections_file_is_shown_against_its_match(batch_folder: Path) -
     assert "problem" not in listed[1]
 
 
-def test_only_a_few_sessions_stay_open_and_a_reopened_one_keeps_its_corrections(
+def test_only_a_few_sessions_keep_their_pictures_and_none_is_dropped(
         batch_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session stays (a request may be saving in it); the coldest ones only forget their decoded pages."""
     import digitise.review.folder as folder_module
 
     monkeypatch.setattr(folder_module, "OPEN_SESSIONS", 1)
     folder = ReviewFolder(batch_folder)
     first = folder.session(1)
+    assert first.crop_png(1, 3) is not None and first._pages and first._crops
     first.correct(TRUE_PLAY)
     second = folder.session(2)
-    assert [m["opened"] for m in folder.matches()] == [False, True]
-    reopened = folder.session(1)
-    assert reopened is not first and reopened is not second
-    assert reopened.state()["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
-    assert reopened.export_mat() == first.export_mat()
+    assert not first._pages and not first._crops
+    assert [m["opened"] for m in folder.matches()] == [True, True]
+    assert folder.session(1) is first and folder.session(2) is second
+    assert first.state()["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
+    assert first.crop_png(1, 3) is not None
+
+
+def test_a_closed_match_is_listed_as_last_solved_on_the_page(batch_folder: Path) -> None:
+    """After a restart the list shows the flags left, not the report's: corrections keep the summary."""
+    before = ReviewFolder(batch_folder).matches()[1]
+    folder = ReviewFolder(batch_folder)
+    folder.session(2).correct(TRUE_PLAY)
+    after = ReviewFolder(batch_folder).matches()[1]
+    assert not after["opened"] and after["corrected"] == 1
+    assert after["flagged"] == folder.matches()[1]["flagged"] < before["flagged"]

@@ -240,3 +240,17 @@ def test_a_folder_lists_its_matches_and_serves_each_under_its_number(batch_folde
         assert request(server, "GET", "/m/1/files/..%2f..%2fetc/passwd")[0] in (403, 404)
         assert request(server, "GET", "/m/1/files/page1.png")[0] == 200
         assert post_json(server, "/api/correct", {"page": 1, "board": 3, "action": "double"})[0] == 404
+
+
+def test_a_match_that_cannot_be_opened_still_gets_its_page_and_says_why(batch_folder: Path) -> None:
+    from digitise.review.folder import ReviewFolder
+    from tests.review.conftest import served
+
+    corrections_path(batch_folder / "m10.report.json").write_text('{"9:1": "double"}')
+    with served(ReviewFolder(batch_folder)) as server:
+        status, _, body = request(server, "GET", "/m/2/")
+        assert status == 200 and b"/static/review.js" in body
+        status, _, body = request(server, "GET", "/m/2/api/state")
+        assert status == 400 and "no longer fit this scan" in json.loads(body)["error"]
+        assert request(server, "GET", "/m/3/")[0] == 404
+        assert request(server, "GET", "/m/1/api/state")[0] == 200

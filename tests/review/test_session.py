@@ -303,3 +303,24 @@ def test_a_bad_header_request_changes_nothing(solved_sample: tuple[Path, str]) -
         assert caught.value.where == where
     assert session.export_mat() == before
     assert not corrections_path(report).exists()
+
+
+def test_a_correction_that_cannot_be_saved_is_not_shown_either(
+        solved_sample: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved before shown: the page never shows (or exports) what the file does not hold."""
+    import digitise.review.session as session_module
+    from digitise.errors import OutputError
+
+    report, _ = solved_sample
+    session = ReviewSession(report)
+    before = (session.export_mat(), session.state()["corrections"])
+
+    def full_disk(*args: object, **kwargs: object) -> Path:
+        raise OutputError("cannot write: No space left on device", "c.json")
+
+    monkeypatch.setattr(session_module, "save_corrections", full_disk)
+    with pytest.raises(OutputError):
+        session.correct(TRUE_PLAY)
+    with pytest.raises(OutputError):
+        session.set_header({"players": ["Ann", "Ben"]})
+    assert (session.export_mat(), session.state()["corrections"]) == before

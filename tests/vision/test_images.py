@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from digitise.errors import InputError, PageError
+from digitise.errors import DigitiseError, InputError, PageError
 from digitise.vision import images
 from digitise.vision.images import PageImage, _decode_png_fast, iter_pages, load_pages, pdf_render_scale
 
@@ -333,6 +333,21 @@ def test_deep_grey_tiffs_keep_their_grey_levels(tmp_path: Path) -> None:
         (page,) = load_pages(_tiff(tmp_path / name, frame))
         assert isinstance(page, PageImage) and page.image.dtype == np.uint8, name
         assert np.abs(page.image.astype(int) - grey).max() <= 1, name
+
+
+def test_float_tiffs_with_stray_values_keep_their_page(tmp_path: Path) -> None:
+    """One infinite or huge pixel must neither crash the reader nor darken the page; all NaN is refused."""
+    grey = _page(200)
+    for name, value in (("inf.tif", np.inf), ("hot.tif", 3e38), ("nan.tif", np.nan)):
+        frame = grey.astype(np.float32) / 255.0
+        frame[5, 5] = value
+        (page,) = load_pages(_tiff(tmp_path / name, Image.fromarray(frame)))
+        assert isinstance(page, PageImage), name
+        rest = np.ones(grey.shape, bool)
+        rest[5, 5] = False
+        assert np.abs(page.image.astype(int) - grey)[rest].max() <= 1, name
+    (bad,) = load_pages(_tiff(tmp_path / "void.tif", Image.fromarray(np.full(grey.shape, np.nan, np.float32))))
+    assert isinstance(bad, DigitiseError) and "no pixel holds a number" in bad.message
 
 
 def test_big_endian_and_signed_16_bit_tiffs(tmp_path: Path) -> None:

@@ -104,7 +104,8 @@ function applyMatch() {
   const body = {};
   // Only what differs from what is written now, or was set here before, is sent as the reviewer's.
   const same = m.players && players[0] === m.players[0] && players[1] === m.players[1];
-  if (!same || (m.reviewed && m.reviewed.players)) body.players = players;
+  const blank = !players[0] && !players[1];  // no names known and none typed: leave them to the scan
+  if (!blank && (!same || (m.reviewed && m.reviewed.players))) body.players = players;
   if (lengthText === "" || String(m.length) !== lengthText || (m.reviewed && m.reviewed.length !== undefined)) {
     body.length = lengthText === "" ? null : Number(lengthText);
   }
