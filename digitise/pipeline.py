@@ -234,6 +234,9 @@ def _write_match(result: SolveResult, output: Path, report: Path | None, options
     # The review page re-solves with these: names and length given on the command line must survive.
     report_doc["players"] = list(options.players) if options.players else None
     report_doc["length"] = options.length
+    if report is not None:
+        # The review page saves the corrected match here (a batch's NAME.mat beside NAME.report.json).
+        report_doc["mat"] = os.path.relpath(real_path(output), real_path(report.parent))
     report_doc.update(extra)
     companions = options.overwrite or options.leftovers
     files: list[tuple[Path, str, bool]] = []
@@ -499,9 +502,15 @@ _page_read: Callable[[str], None] | None = None
 
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
+    from digitise.review.corrections import corrections_path
+
     start = time.perf_counter()
     tell = _page_read
     on_page = (lambda: tell(job.name)) if tell is not None else None
+    reviewed = corrections_path(job.report)
+    if options.corrections is None and reviewed.is_file():
+        # A match converted again (--force) keeps what its review said.
+        options = replace(options, corrections=reviewed)
     try:
         summary = scan(list(job.pages), job.output, job.report, options, on_page=on_page)
     except DigitiseError as exc:

@@ -670,3 +670,19 @@ def test_a_match_whose_first_page_is_numbered_later_is_noted(tmp_path: Path) -> 
     result = run("scan", light / "page-004.jpg", "-o", tmp_path / "n.mat")
     assert "digitise: note: pages: the first page, page-004.jpg, is numbered 4: are pages 1 to 3 missing?" in \
         result.stderr.splitlines()
+
+
+def test_a_forced_batch_re_run_keeps_what_the_review_said(tmp_path: Path) -> None:
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    match = tmp_path / "scans" / "m1"
+    match.mkdir(parents=True)
+    shutil.copy(light / "page-001.jpg", match / "page-001.jpg")
+    out = tmp_path / "out"
+    first = run("batch", tmp_path / "scans", "-o", out, "--jobs", "1")
+    assert first.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), first.output
+    assert json.loads((out / "m1.report.json").read_text())["mat"] == "m1.mat"
+    (out / "m1.report.corrections.json").write_text(json.dumps(
+        {"format": "digitise-corrections", "version": 2, "match": {"players": ["Ann", "Ben"]}, "corrections": {}}))
+    again = run("batch", tmp_path / "scans", "-o", out, "--jobs", "1", "--force")
+    assert again.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), again.output
+    assert "Ann : 0" in (out / "m1.mat").read_text()

@@ -18,6 +18,7 @@ matches (``GET /api/matches``) and match N's page and API are under
 ``POST /api/correct``      ``{"page", "board", "action", "dice", "move", "points"}``
 ``POST /api/uncorrect``    ``{"page", "board"}``
 ``POST /api/match``        ``{"players": [BOTTOM, TOP] | null, "length": N | null}``
+``POST /api/save``         the corrected match written over the scan's ``.mat`` (``{}``)
 =========================  ====================================================
 
 Errors are JSON ``{"error": message}`` with a 4xx status; bodies are limited
@@ -281,6 +282,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.OK, session.uncorrect(self._body()))
         elif path == "/api/match":
             self._json(HTTPStatus.OK, session.set_header(self._body()))
+        elif path == "/api/save":
+            self._body()  # an empty object: the JSON body keeps other sites from posting a plain form here
+            self._json(HTTPStatus.OK, session.save_mat())
         else:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
 

@@ -280,7 +280,7 @@ class ReviewSession:
 
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes"):
+        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes", "mat"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
         # The scan's own notes (the page order kept) stay true whatever the corrections.
@@ -366,6 +366,7 @@ class ReviewSession:
                 {"number": g.get("number"), "winner": g.get("winner"), "points": g.get("points")}
                 for g in self.report.get("games", [])
             ]
+            mat = self.mat_path()
             return {
                 "title": self.report_path.name,
                 "summary": self.report.get("summary", {}),
@@ -376,6 +377,8 @@ class ReviewSession:
                 "changes": self.changes,
                 "can_resolve": self.solver is not None and self.readings is not None,
                 "can_export": self.match is not None,
+                "can_save": self.match is not None and mat is not None,
+                "mat": mat.name if mat is not None else None,
                 "messages": list(self.messages),
                 # Doubts about the whole match (a name or the length made up, the page order kept).
                 "notes": [str(n) for n in self.report.get("notes") or []],
@@ -463,6 +466,33 @@ class ReviewSession:
             if self.match is None:
                 raise CorrectionRefused("nothing to export: the match is only re-solved with its readings (--readings)")
             return str(format_mat(self.match, fill_gaps=True))
+
+    def mat_path(self) -> Path | None:
+        """The ``.mat`` the scan wrote for this report (the report names it), or None when it names none."""
+        named = self.report.get("mat")
+        if not isinstance(named, str) or not named.endswith(".mat"):
+            return None
+        path = Path(named)
+        return path if path.is_absolute() else (self.root / path).resolve()
+
+    def save_mat(self) -> dict[str, Any]:
+        """Write the corrected match over the scan's ``.mat`` (the reviewer asked for it), atomically.
+
+        Refuses (:class:`CorrectionRefused`) when there is no re-solved
+        match, the report names no ``.mat``, or the file there is not one.
+        """
+        from digitise.notation.mat import format_mat
+
+        with self._lock:
+            if self.match is None:
+                raise CorrectionRefused("nothing to save: the match is only re-solved with its readings (--readings)")
+            target = self.mat_path()
+            if target is None:
+                raise CorrectionRefused("the report names no .mat file (made by an older digitise): use Export")
+            if target.exists() and not _looks_like_mat(target):
+                raise CorrectionRefused(f"{target} is not a .mat file: not replaced; use Export")
+            write_atomic(target, str(format_mat(self.match, fill_gaps=True)), overwrite=True)
+            return {"saved": str(target)}
 
     def export_name(self) -> str:
         """The file name offered for the exported ``.mat``: ``NAME.mat`` for ``NAME.json`` or a batch's ``NAME.report.json``."""
@@ -739,6 +769,19 @@ def forget_learning_crops(learn_dir: Path, stem: str) -> int:
                 path.unlink(missing_ok=True)
                 gone += 1
     return gone
+
+
+def _looks_like_mat(path: Path) -> bool:
+    """Whether ``path`` is a match file (its first line says "N point match"): only such a file is replaced."""
+    import re
+
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    return path.is_file() and re.match(r"^\s*\d+\s+point\s+match\s*$", first, re.IGNORECASE) is not None
 
 
 def _check_report(doc: dict[str, Any], path: Path) -> None:

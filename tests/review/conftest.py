@@ -144,14 +144,17 @@ def solved_sample(solved_sample_master: tuple[Path, str], tmp_path: Path) -> tup
 
 @pytest.fixture
 def batch_folder(solved_sample_master: tuple[Path, str], tmp_path: Path) -> Path:
-    """A batch's output folder: two reports of the solved sample (m2, m10), its readings, and files that are no reports."""
+    """A batch's output folder: two reports of the solved sample (m2, m10) and their .mat, its readings, and files that are no reports."""
     import shutil
 
     folder = tmp_path / "converted"
     shutil.copytree(solved_sample_master[0], folder)
     report = folder / "match.json"
+    doc = json.loads(report.read_text(encoding="utf-8"))
     for name in ("m10", "m2"):
-        shutil.copy(report, folder / f"{name}.report.json")
+        # As batch writes them: NAME.mat beside NAME.report.json, which names it.
+        (folder / f"{name}.report.json").write_text(json.dumps({**doc, "mat": f"{name}.mat"}), encoding="utf-8")
+        (folder / f"{name}.mat").write_text(" 5 point match\n", encoding="utf-8")
     report.unlink()
     (folder / "summary.json").write_text('{"counts": {}, "jobs": []}\n')
     (folder / "notes.json").write_text('{"not": "a report"}\n')

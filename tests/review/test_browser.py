@@ -197,9 +197,11 @@ def test_set_the_names_and_length_the_header_did_not_give(
         assert "match" not in json.loads(corrections_path(report).read_text(encoding="utf-8"))
 
 
-def test_review_a_batch_folder_match_by_match(browser_page: Any, batch_folder: Path) -> None:
+def test_review_a_batch_folder_match_by_match(
+        browser_page: Any, batch_folder: Path, solved_sample_master: tuple[Path, str]) -> None:
     from digitise.review.folder import ReviewFolder
 
+    truth = solved_sample_master[1]
     page = browser_page
     with served(ReviewFolder(batch_folder)) as server:
         page.goto(server.url)
@@ -220,6 +222,12 @@ def test_review_a_batch_folder_match_by_match(browser_page: Any, batch_folder: P
         page.click("#apply-move")
         page.wait_for_selector("#changes:not([hidden])")
         assert load_corrections(corrections_path(batch_folder / "m10.report.json")) == {(1, 3): "51: 22/21 8/3"}
+        # Saved over the batch's own m10.mat: the corrected match where the batch put it.
+        assert page.inner_text("#save") == "Save m10.mat"
+        page.click("#save")
+        page.wait_for_selector("#saved")
+        assert (batch_folder / "m10.mat").read_text(encoding="utf-8") == truth
+        assert (batch_folder / "m2.mat").read_text(encoding="utf-8") == " 5 point match\n"
         page.click("#up")
         page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(5):has-text('1')")
         assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(5)") == "0"

@@ -254,3 +254,16 @@ def test_a_match_that_cannot_be_opened_still_gets_its_page_and_says_why(batch_fo
         assert status == 400 and "no longer fit this scan" in json.loads(body)["error"]
         assert request(server, "GET", "/m/3/")[0] == 404
         assert request(server, "GET", "/m/1/api/state")[0] == 200
+
+
+def test_save_over_http_writes_the_matchs_mat(batch_folder: Path) -> None:
+    from digitise.review.folder import ReviewFolder
+    from tests.review.conftest import served
+
+    with served(ReviewFolder(batch_folder)) as server:
+        status, answer = post_json(server, "/m/1/api/save", {})
+        assert status == 200 and answer["saved"] == str((batch_folder / "m2.mat").resolve())
+        assert (batch_folder / "m2.mat").read_text(encoding="utf-8").strip().startswith("5 point match")
+        assert "Game 1" in (batch_folder / "m2.mat").read_text(encoding="utf-8")
+        status, _, _ = request(server, "POST", "/m/1/api/save", b"{}", {"Content-Type": "text/plain"})
+        assert status == 415

@@ -324,3 +324,26 @@ def test_a_correction_that_cannot_be_saved_is_not_shown_either(
     with pytest.raises(OutputError):
         session.set_header({"players": ["Ann", "Ben"]})
     assert (session.export_mat(), session.state()["corrections"]) == before
+
+
+def test_save_writes_the_corrected_match_over_the_scans_mat(solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    session = ReviewSession(report)
+    with pytest.raises(CorrectionRefused, match="names no .mat file"):
+        session.save_mat()
+    scanned = report.parent / "match.mat"
+    scanned.write_text(session.export_mat(), encoding="utf-8")
+    report.write_text(json.dumps({**doc, "mat": "match.mat"}), encoding="utf-8")
+    session = ReviewSession(report)
+    assert session.state()["can_save"] and session.state()["mat"] == "match.mat"
+    session.correct(TRUE_PLAY)
+    assert session.save_mat() == {"saved": str(scanned.resolve())}
+    assert scanned.read_text(encoding="utf-8") == truth
+    # A file that is no match is never replaced, whatever the report says.
+    notes = report.parent / "notes.mat"
+    notes.write_text("my notes\n")
+    report.write_text(json.dumps({**doc, "mat": "notes.mat"}), encoding="utf-8")
+    with pytest.raises(CorrectionRefused, match="is not a .mat file: not replaced"):
+        ReviewSession(report).save_mat()
+    assert notes.read_text() == "my notes\n"

@@ -49,6 +49,10 @@ function render() {
   document.getElementById("summary").textContent =
     `${s.games.length} game(s), ${s.turns.length} turns, ${flagged} flagged, ${s.corrections.length} corrected · ` +
     s.games.map((g) => `G${g.number}: ${g.winner ? `${g.winner} wins ${g.points}` : "unfinished"}`).join(", ");
+  const save = document.getElementById("save");
+  save.hidden = !s.can_save;
+  save.textContent = `Save ${s.mat || ".mat"}`;
+  save.title = "Write the corrected match over the .mat the scan wrote";
   const exportLink = document.getElementById("export");
   exportLink.classList.toggle("disabled", !s.can_export);
   exportLink.title = s.can_export ? "Download the corrected match" : "Export needs the readings (--readings)";
@@ -351,6 +355,17 @@ document.getElementById("match").addEventListener("submit", (event) => {
 document.getElementById("show-all").addEventListener("change", (event) => {
   view.showAll = event.target.checked;
   renderList(); renderDetail();
+});
+
+document.getElementById("save").addEventListener("click", async () => {
+  const box = document.getElementById("changes");
+  box.hidden = false;
+  try {
+    const result = await api("api/save", {});
+    box.replaceChildren(el("p", { id: "saved" }, `Saved the corrected match to ${result.saved}.`));
+  } catch (err) {
+    box.replaceChildren(el("p", { class: "error" }, `Not saved: ${err.message}`));
+  }
 });
 
 document.getElementById("export").addEventListener("click", (event) => {
