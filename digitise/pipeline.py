@@ -675,12 +675,21 @@ def batch(
 
 
 def _converted_before(job: Job) -> JobResult:
-    """A match a re-run skips, with the turns and flags its report gave (summary.json keeps them)."""
+    """A match a re-run skips, with the turns and flags its report gave (summary.json keeps them).
+
+    Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
+    """
+    from digitise.review.corrections import corrections_path, load_corrections_file
+
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
     try:
         summary = json.loads(job.report.read_text(encoding="utf-8"))["summary"]
+        reviewed = corrections_path(job.report)
+        if reviewed.is_file():
+            kept = load_corrections_file(reviewed).summary
+            summary = kept if kept is not None else summary
         return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report))
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, DigitiseError):
         return result  # no report, or not one of ours: the counts are unknown
 
 

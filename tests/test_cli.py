@@ -686,3 +686,31 @@ def test_a_forced_batch_re_run_keeps_what_the_review_said(tmp_path: Path) -> Non
     again = run("batch", tmp_path / "scans", "-o", out, "--jobs", "1", "--force")
     assert again.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), again.output
     assert "Ann : 0" in (out / "m1.mat").read_text()
+
+
+def test_a_re_run_counts_the_flags_the_review_left(tmp_path: Path) -> None:
+    scans, out = tmp_path / "scans", tmp_path / "out"
+    (scans / "m1").mkdir(parents=True)
+    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
+    out.mkdir()
+    (out / "m1.mat").write_text("done\n")
+    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    (out / "m1.report.corrections.json").write_text(json.dumps(
+        {"format": "digitise-corrections", "version": 2, "summary": {"games": 1, "turns": 40, "flagged": 0},
+         "corrections": {"1:2": "double"}}))
+    result = run("batch", scans, "-o", out, "--jobs", "1")
+    assert result.exit_code == int(ExitCode.OK), result.output
+    assert "flagged" not in result.stderr
+    assert json.loads((out / "summary.json").read_text())["jobs"][0]["flagged"] == 0
+
+
+def test_closed_out_turns_are_counted_in_the_report(tmp_path: Path) -> None:
+    """chen-dana has two turns of Dana on the bar against a closed board: no board, dances of 21 in the .mat."""
+    pages = sorted((ROOT / "samples" / "chen-dana" / "light").glob("page-*.jpg"))
+    result = run("scan", *pages, "-o", tmp_path / "m.mat", "--report", tmp_path / "m.json")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    assert json.loads((tmp_path / "m.json").read_text())["closed_out"] == 2
+    once = run("scan", ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", "-o", tmp_path / "n.mat",
+               "--report", tmp_path / "n.json")
+    assert once.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), once.output
+    assert json.loads((tmp_path / "n.json").read_text())["closed_out"] == 0

@@ -102,6 +102,7 @@ class ReviewFolder:
                     summary, notes = state["summary"], state["notes"]
                     corrected = len(state["corrections"])
                     reviewed = bool(state["match"]["reviewed"])
+                    entry["mat_saved"] = state["mat_saved"] if state["can_save"] else None
                 else:
                     doc = json.loads(report.read_text(encoding="utf-8"))
                     summary, notes = doc.get("summary") or {}, doc.get("notes") or []

@@ -7,7 +7,10 @@ what the tests drive directly as well as through HTTP.
 A correction is a hard constraint: each one re-runs the solver with all
 corrections, and the page is told which turns changed. The reviewer may also
 set the players' names and the match length (a header misread or left
-blank); they are saved with the corrections and re-solve the match too.
+blank); they are saved with the corrections and re-solve the match too. After
+each change the corrected match is written over the ``.mat`` the scan wrote
+(the report names it), so closing the page loses nothing and leaves no stale
+file.
 """
 
 from __future__ import annotations
@@ -213,6 +216,8 @@ class ReviewSession:
         self.header = MatchHeader()
         self.changes: list[dict[str, Any]] = []
         self.match: Any = None
+        #: What became of the .mat at the last change: {"written": path} or {"error": why}; None before any.
+        self.mat_note: dict[str, str] | None = None
         self.messages: list[str] = []
         self._lock = threading.Lock()
         self._crops: dict[tuple[int, int], bytes] = {}
@@ -379,9 +384,12 @@ class ReviewSession:
                 "can_export": self.match is not None,
                 "can_save": self.match is not None and mat is not None,
                 "mat": mat.name if mat is not None else None,
+                "mat_saved": self.mat_saved(),
+                "mat_note": self.mat_note,
                 "messages": list(self.messages),
                 # Doubts about the whole match (a name or the length made up, the page order kept).
                 "notes": [str(n) for n in self.report.get("notes") or []],
+                "closed_out": self.report.get("closed_out") or 0,
             }
 
     def _match_header(self) -> dict[str, Any]:
@@ -481,18 +489,35 @@ class ReviewSession:
         Refuses (:class:`CorrectionRefused`) when there is no re-solved
         match, the report names no ``.mat``, or the file there is not one.
         """
+        with self._lock:
+            target = self._save_mat_locked()
+            self.mat_note = {"written": str(target)}
+            return {"saved": str(target)}
+
+    def _save_mat_locked(self) -> Path:
         from digitise.notation.mat import format_mat
 
-        with self._lock:
-            if self.match is None:
-                raise CorrectionRefused("nothing to save: the match is only re-solved with its readings (--readings)")
-            target = self.mat_path()
-            if target is None:
-                raise CorrectionRefused("the report names no .mat file (made by an older digitise): use Export")
-            if target.exists() and not _looks_like_mat(target):
-                raise CorrectionRefused(f"{target} is not a .mat file: not replaced; use Export")
-            write_atomic(target, str(format_mat(self.match, fill_gaps=True)), overwrite=True)
-            return {"saved": str(target)}
+        if self.match is None:
+            raise CorrectionRefused("nothing to save: the match is only re-solved with its readings (--readings)")
+        target = self.mat_path()
+        if target is None:
+            raise CorrectionRefused("the report names no .mat file (made by an older digitise): use Export")
+        if target.exists() and not _looks_like_mat(target):
+            raise CorrectionRefused(f"{target} is not a .mat file: not replaced; use Export")
+        write_atomic(target, str(format_mat(self.match, fill_gaps=True)), overwrite=True)
+        return target
+
+    def mat_saved(self) -> bool:
+        """Whether the ``.mat`` on disk holds the match as corrected now."""
+        from digitise.notation.mat import format_mat
+
+        target = self.mat_path()
+        if self.match is None or target is None:
+            return False
+        try:
+            return target.read_text(encoding="utf-8") == str(format_mat(self.match, fill_gaps=True))
+        except (OSError, UnicodeDecodeError):
+            return False
 
     def export_name(self) -> str:
         """The file name offered for the exported ``.mat``: ``NAME.mat`` for ``NAME.json`` or a batch's ``NAME.report.json``."""
@@ -557,7 +582,7 @@ class ReviewSession:
             changes = self._resolve({**self.corrections, key: text})
             if self.learn_dir is not None:
                 self._learn(key, text, turn, boards.get(key))
-            return {"changes": changes, "correction": text, "page": key[0], "board": key[1]}
+            return {"changes": changes, "correction": text, "page": key[0], "board": key[1], "mat": self.mat_note}
 
     def set_header(self, request: Any) -> dict[str, Any]:
         """Set the players' names and the match length (``{"players": [BOTTOM, TOP], "length": N}``).
@@ -569,7 +594,7 @@ class ReviewSession:
         header = header_from_json(request, "$", "request")
         with self._lock:
             changes = self._resolve(self.corrections, header)
-            return {"changes": changes, "match": self._match_header()}
+            return {"changes": changes, "match": self._match_header(), "mat": self.mat_note}
 
     def uncorrect(self, request: Any) -> dict[str, Any]:
         """Remove the correction of one board (``{"page": p, "board": b}``)."""
@@ -586,7 +611,7 @@ class ReviewSession:
             if self.learn_dir is not None:
                 # The board's labels came from the correction now withdrawn: they teach nothing true.
                 forget_learning_crops(self.learn_dir, self._learn_stem((page, board)))
-            return {"changes": changes, "page": page, "board": board}
+            return {"changes": changes, "page": page, "board": board, "mat": self.mat_note}
 
     def _template_of(self, page: int) -> str:
         """The paper the reader found for ``page`` (its header says), a4 when it does not say."""
@@ -624,7 +649,23 @@ class ReviewSession:
         self.corrections = dict(sorted(updated.items()))
         self.header = header
         self.changes = changes
+        self._write_mat()
         return changes
+
+    def _write_mat(self) -> None:
+        """Write the corrected match over the scan's ``.mat``, noting (never raising) why when it cannot be.
+
+        The correction itself is saved already: a ``.mat`` that cannot be
+        written is said on the page (``mat_note``), with Save to try again.
+        """
+        if self.match is None or self.mat_path() is None:
+            return
+        try:
+            target = self._save_mat_locked()
+        except DigitiseError as exc:
+            self.mat_note = {"error": exc.message}
+        else:
+            self.mat_note = {"written": str(target)}
 
     def forget_pictures(self) -> None:
         """Drop the decoded pages and crops kept for speed (memory); they are made again when asked for."""

@@ -204,10 +204,20 @@ NO_TURNS = "no move was found on these pages: is anything recorded on them?"
 
 
 def _noted(result: SolveResult, notes: list[str]) -> SolveResult:
-    """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report."""
+    """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report.
+
+    Also ``closed_out``: the turns of a player on the bar against a closed
+    board, which have no board on the note and are written as dances of
+    unknown dice (information, not a doubt: nothing on the note could say more).
+    """
+    from digitise.notation.mat import with_closed_out_dances
+
     if not result.report["summary"]["turns"]:
         notes = [*notes, NO_TURNS]
     result.report["notes"] = notes
+    filled = with_closed_out_dances(result.match, fill_gaps=True)
+    result.report["closed_out"] = sum(len(a.actions) - len(b.actions)
+                                      for a, b in zip(filled.games, result.match.games, strict=True))
     return result
 
 

@@ -190,6 +190,14 @@ def test_set_the_names_and_length_the_header_did_not_give(
         lines = target.read_text(encoding="utf-8").splitlines()
         assert lines[0].strip() == "5 point match"
         assert "Alice : 0" in lines[3] and "Bob : 0" in lines[3]
+        # A name typed but not set is set before an export, not silently left out.
+        page.fill("#player-bottom", "Alicia")
+        with page.expect_download() as download_info:
+            page.click("#export")
+        download_info.value.save_as(str(target))
+        assert "Alicia : 0" in target.read_text(encoding="utf-8").splitlines()[3]
+        page.wait_for_selector("#players-from:has-text('set here')")
+        assert page.input_value("#player-bottom") == "Alicia"
         # Back to the scan's: the placeholders again, and the file keeps no match part.
         page.click("#reset-match")
         page.wait_for_selector("#players-from:has-text('placeholder')")
@@ -222,12 +230,18 @@ def test_review_a_batch_folder_match_by_match(
         page.click("#apply-move")
         page.wait_for_selector("#changes:not([hidden])")
         assert load_corrections(corrections_path(batch_folder / "m10.report.json")) == {(1, 3): "51: 22/21 8/3"}
-        # Saved over the batch's own m10.mat: the corrected match where the batch put it.
+        # Written over the batch's own m10.mat at once: the corrected match where the batch put it.
+        page.wait_for_selector("#mat-status:has-text('m10.mat is up to date')")
+        assert (batch_folder / "m10.mat").read_text(encoding="utf-8") == truth
+        assert (batch_folder / "m2.mat").read_text(encoding="utf-8") == " 5 point match\n"
+        # A file that fell behind (changed on disk) is offered a Save.
+        (batch_folder / "m10.mat").write_text(" 5 point match\n", encoding="utf-8")
+        page.reload()
+        page.wait_for_selector("#save:visible")
         assert page.inner_text("#save") == "Save m10.mat"
         page.click("#save")
         page.wait_for_selector("#saved")
         assert (batch_folder / "m10.mat").read_text(encoding="utf-8") == truth
-        assert (batch_folder / "m2.mat").read_text(encoding="utf-8") == " 5 point match\n"
         page.click("#up")
         page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(5):has-text('1')")
         assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(5)") == "0"

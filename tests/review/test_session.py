@@ -337,7 +337,13 @@ def test_save_writes_the_corrected_match_over_the_scans_mat(solved_sample: tuple
     report.write_text(json.dumps({**doc, "mat": "match.mat"}), encoding="utf-8")
     session = ReviewSession(report)
     assert session.state()["can_save"] and session.state()["mat"] == "match.mat"
-    session.correct(TRUE_PLAY)
+    assert session.state()["mat_saved"]
+    # Each change writes the .mat: closing the page after correcting leaves no stale file.
+    result = session.correct(TRUE_PLAY)
+    assert result["mat"] == {"written": str(scanned.resolve())}
+    assert scanned.read_text(encoding="utf-8") == truth and session.state()["mat_saved"]
+    scanned.write_text(" 5 point match\n", encoding="utf-8")
+    assert not session.state()["mat_saved"]
     assert session.save_mat() == {"saved": str(scanned.resolve())}
     assert scanned.read_text(encoding="utf-8") == truth
     # A file that is no match is never replaced, whatever the report says.
@@ -346,4 +352,7 @@ def test_save_writes_the_corrected_match_over_the_scans_mat(solved_sample: tuple
     report.write_text(json.dumps({**doc, "mat": "notes.mat"}), encoding="utf-8")
     with pytest.raises(CorrectionRefused, match="is not a .mat file: not replaced"):
         ReviewSession(report).save_mat()
+    # A correction is still taken (and saved); the page says why the .mat was not written.
+    result = ReviewSession(report).correct(TRUE_PLAY)
+    assert "is not a .mat file: not replaced" in result["mat"]["error"]
     assert notes.read_text() == "my notes\n"

@@ -27,7 +27,7 @@ function row(m) {
     el("td", {}, String(m.games ?? "")),
     el("td", {}, String(m.turns ?? "")),
     el("td", { class: m.flagged ? "flagged" : "" }, String(m.flagged ?? "")),
-    el("td", {}, `${m.corrected}${m.header_set ? " + names/length" : ""}`),
+    el("td", {}, `${m.corrected}${m.header_set ? " + names/length" : ""}${m.mat_saved === false ? " (.mat not saved)" : ""}`),
     el("td", { class: "notes" }, notes));
 }
 

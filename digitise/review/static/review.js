@@ -48,11 +48,16 @@ function render() {
   const flagged = s.turns.filter((t) => t.flagged).length;
   document.getElementById("summary").textContent =
     `${s.games.length} game(s), ${s.turns.length} turns, ${flagged} flagged, ${s.corrections.length} corrected · ` +
-    s.games.map((g) => `G${g.number}: ${g.winner ? `${g.winner} wins ${g.points}` : "unfinished"}`).join(", ");
+    s.games.map((g) => `G${g.number}: ${g.winner ? `${sideName(g.winner)} wins ${g.points}` : "unfinished"}`).join(", ");
+  // Each change writes the .mat itself; Save is offered only when the file on disk is behind.
   const save = document.getElementById("save");
-  save.hidden = !s.can_save;
+  save.hidden = !s.can_save || s.mat_saved;
   save.textContent = `Save ${s.mat || ".mat"}`;
   save.title = "Write the corrected match over the .mat the scan wrote";
+  const status = document.getElementById("mat-status");
+  const note = s.mat_note || {};
+  status.textContent = note.error ? `${s.mat} not written: ${note.error}` : s.mat_saved ? `${s.mat} is up to date` : "";
+  status.className = note.error ? "error" : "";
   const exportLink = document.getElementById("export");
   exportLink.classList.toggle("disabled", !s.can_export);
   exportLink.title = s.can_export ? "Download the corrected match" : "Export needs the readings (--readings)";
@@ -60,6 +65,9 @@ function render() {
   messages.replaceChildren(
     ...s.notes.map((n) => el("p", { class: "message note" }, `Note: ${n}`)),
     ...s.messages.map((m) => el("p", { class: "message" }, m)),
+    ...(s.closed_out ? [el("p", { class: "message info", id: "closed-out" },
+      `${s.closed_out} turn(s) of a player closed out on the bar have no board on the note: written as dances of 21 ` +
+      "(their dice are unknown; GNU Backgammon needs the turns to alternate).")] : []),
   );
   renderMatch();
   renderList();
@@ -69,6 +77,27 @@ function render() {
 const FROM = { review: "set here", scan: "given to the scan", header: "read from the header",
   unsure: "not read: a placeholder" };
 
+function sideName(side) {
+  // "Alice (bottom)": the names the .mat is written with, so a director need not work out which is which.
+  const m = (view.state && view.state.match) || {};
+  const i = side === "top" ? 1 : side === "bottom" ? 0 : -1;
+  return i >= 0 && m.players && m.players[i] ? `${m.players[i]} (${side})` : String(side || "nobody");
+}
+
+function named(text) {
+  // A turn's text begins with the side that played it: shown with that player's name.
+  return String(text || "").replace(/^(bottom|top)\b/, (side) => sideName(side));
+}
+
+function matchDirty() {
+  // Names or length typed in the bar but not yet set: they would be lost, or missing from a save.
+  const m = (view.state && view.state.match) || {};
+  const players = m.players || ["", ""];
+  const value = (id) => (document.getElementById(id) || { value: "" }).value.trim();
+  const length = m.length === null || m.length === undefined ? "" : String(m.length);
+  return value("player-bottom") !== players[0] || value("player-top") !== players[1] || value("match-length") !== length;
+}
+
 function renderMatch() {
   // The names and length the .mat is written with; editable when the header was misread or blank.
   const form = document.getElementById("match");
@@ -76,7 +105,7 @@ function renderMatch() {
   const m = view.state.match || {};
   const players = m.players || ["", ""];
   const reviewed = m.reviewed && Object.keys(m.reviewed).length;
-  form.replaceChildren(
+  form.replaceChildren(...[
     el("span", { class: "label" }, "Match:"),
     el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", spellcheck: "false" })),
     el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", spellcheck: "false" })),
@@ -85,9 +114,10 @@ function renderMatch() {
       value: m.length === null || m.length === undefined ? "" : String(m.length) })),
     el("span", { class: `from ${m.length_from}`, id: "length-from" }, `(${FROM[m.length_from] || ""}${m.length === 0 ? ", 0 is unlimited" : ""})`),
     el("button", { type: "submit", id: "apply-match" }, "Set names and length"),
-    reviewed ? el("button", { type: "button", id: "reset-match", onclick: resetMatch }, "Back to the scan's") : null,
+    reviewed ? el("button", { type: "button", id: "reset-match", onclick: resetMatch,
+      title: "Forget the names and length set here: write the ones the scan gave" }, "Use the scan's names and length") : null,
     el("span", { id: "match-error", class: "error", role: "alert" }),
-  );
+  ].filter((node) => node));
 }
 
 async function sendMatch(body, what) {
@@ -96,9 +126,16 @@ async function sendMatch(body, what) {
     document.activeElement?.blur();
     await reload();
     showChanges(result, what);
+    return true;
   } catch (err) {
     document.getElementById("match-error").textContent = err.message;
+    return false;
   }
+}
+
+async function applyPendingMatch() {
+  // Before a save or an export: names typed but not set are set first, not silently left out.
+  return matchDirty() ? applyMatch() : true;
 }
 
 function applyMatch() {
@@ -113,7 +150,7 @@ function applyMatch() {
   if (lengthText === "" || String(m.length) !== lengthText || (m.reviewed && m.reviewed.length !== undefined)) {
     body.length = lengthText === "" ? null : Number(lengthText);
   }
-  sendMatch(body, `Match set to ${players[0]} v ${players[1]}, ${lengthText || "length as scanned"}`);
+  return sendMatch(body, `Match set to ${players[0]} v ${players[1]}, ${lengthText || "length as scanned"}`);
 }
 
 function resetMatch() {
@@ -134,7 +171,7 @@ function renderList() {
     onclick: () => select(t.id),
   },
   el("span", { class: "where" }, `${t.game ? `G${t.game} ` : ""}p${t.page} b${t.board}`),
-  el("span", { class: "what" }, t.text),
+  el("span", { class: "what" }, named(t.text)),
   t.corrected ? el("span", { class: "badge fix", title: "corrected" }, "fixed") : null,
   t.changed ? el("span", { class: "badge delta", title: "changed by the last correction" }, "changed") : null,
   )));
@@ -206,7 +243,7 @@ function candidateList(turn) {
 }
 
 function candidateText(c) {
-  const who = c.player ? `${c.player} ` : "";
+  const who = c.player ? `${sideName(c.player)} ` : "";
   let text = c.action === "move" ? `${who}${(c.dice || []).join("")}: ${c.move || "(no play)"}` : `${who}${c.action}`;
   if (c.result && c.result.winner) text += `; ${c.result.winner} wins ${c.result.points}`;
   return text;
@@ -220,7 +257,7 @@ function renderDetail() {
     return;
   }
   const player = turn.player === "top" ? "top" : "bottom";
-  const who = turn.player || "nobody";
+  const who = sideName(turn.player);
   const crop = turn.has_crop
     ? el("img", { class: "crop", src: `api/crop/${turn.page}/${turn.board}.png`, alt: `page ${turn.page} board ${turn.board} as scanned` })
     : el("p", { class: "empty crop" }, "No picture of this board.");
@@ -228,7 +265,7 @@ function renderDetail() {
     el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
       turn.flagged ? el("span", { class: "badge flag" }, "flagged") : null,
       turn.corrected ? el("span", { class: "badge fix" }, `corrected: ${turn.correction}`) : null),
-    el("p", { class: "reading-now" }, "Read as ", el("strong", { id: "current-reading" }, turn.text),
+    el("p", { class: "reading-now" }, "Read as ", el("strong", { id: "current-reading" }, named(turn.text)),
       ` · confidence ${((turn.confidence || 0) * 100).toFixed(1)}%`),
     turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" }, turn.reasons.map((r) => el("li", {}, r))) : null,
     el("div", { class: "row" }, crop, el("div", { class: "readings" }, el("h3", {}, "Readings"), cellTable(turn))),
@@ -358,18 +395,29 @@ document.getElementById("show-all").addEventListener("change", (event) => {
 });
 
 document.getElementById("save").addEventListener("click", async () => {
+  if (!(await applyPendingMatch())) return;
   const box = document.getElementById("changes");
   box.hidden = false;
   try {
     const result = await api("api/save", {});
     box.replaceChildren(el("p", { id: "saved" }, `Saved the corrected match to ${result.saved}.`));
+    await reload();
   } catch (err) {
     box.replaceChildren(el("p", { class: "error" }, `Not saved: ${err.message}`));
   }
 });
 
-document.getElementById("export").addEventListener("click", (event) => {
-  if (view.state && !view.state.can_export) event.preventDefault();
+document.getElementById("export").addEventListener("click", async (event) => {
+  if (view.state && !view.state.can_export) { event.preventDefault(); return; }
+  if (matchDirty()) {
+    event.preventDefault();
+    if (await applyPendingMatch()) location.href = "api/export.mat";
+  }
+});
+
+window.addEventListener("beforeunload", (event) => {
+  // Corrections are saved as they are made; only names typed and not set would be lost.
+  if (view.state && matchDirty()) event.preventDefault();
 });
 
 // Served from a folder of matches (/m/N/): a way back to the list.
