@@ -72,6 +72,13 @@ def test_correct_a_flagged_turn_and_export(
         page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
         assert page.locator("img.crop").count() == 1
         assert page.locator("figure.diagram img").count() == 2
+        # The scan's crop enlarges for faint digits (click or z) and shrinks back.
+        small = page.locator("img.crop").bounding_box()["width"]
+        page.click("img.crop")
+        page.wait_for_selector("img.crop.zoomed")
+        assert page.locator("img.crop").bounding_box()["width"] > 1.5 * small
+        page.keyboard.press("z")
+        page.wait_for_selector("img.crop:not(.zoomed)")
         assert page.locator("table.cells th", has_text="W3").count() == 1
         screenshot(page, "1-flagged")
 

@@ -3,7 +3,7 @@
 // Text from the report is only ever set with textContent, never parsed as HTML.
 "use strict";
 
-const view = { state: null, showAll: false, current: null, pick: 0 };
+const view = { state: null, showAll: false, current: null, pick: 0, zoom: false };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -259,7 +259,9 @@ function renderDetail() {
   const player = turn.player === "top" ? "top" : "bottom";
   const who = sideName(turn.player);
   const crop = turn.has_crop
-    ? el("img", { class: "crop", src: `api/crop/${turn.page}/${turn.board}.png`, alt: `page ${turn.page} board ${turn.board} as scanned` })
+    ? el("img", { class: view.zoom ? "crop zoomed" : "crop", src: `api/crop/${turn.page}/${turn.board}.png`,
+      alt: `page ${turn.page} board ${turn.board} as scanned`, title: "Click (or z) to enlarge or shrink",
+      onclick: toggleZoom })
     : el("p", { class: "empty crop" }, "No picture of this board.");
   panel.replaceChildren(...[
     el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
@@ -290,6 +292,12 @@ function renderDetail() {
       boardImage(turn.position_before, player, [], "Before"),
       boardImage(turn.position_after, player, turn.action === "move" ? landing(turn.move) : [], "After")),
   ].filter((node) => node));
+}
+
+function toggleZoom() {
+  // The crop is cut at the scan's own resolution: enlarged, faint or crossed digits can be made out.
+  view.zoom = !view.zoom;
+  document.querySelector("img.crop")?.classList.toggle("zoomed", view.zoom);
 }
 
 function showError(message) {
@@ -380,6 +388,7 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "Enter") acceptPick();
   else if (event.key === "m") { event.preventDefault(); document.getElementById("move")?.focus(); }
   else if (event.key === "u") undo();
+  else if (event.key === "z") toggleZoom();
   else return;
   event.preventDefault();
 });
