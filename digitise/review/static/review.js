@@ -34,7 +34,7 @@ function visibleTurns() {
   const turns = view.state ? view.state.turns : [];
   const flagged = turns.filter((t) => t.flagged);
   if (!view.showAll) return flagged.length ? flagged : [];
-  return flagged.concat(turns.filter((t) => !t.flagged));
+  return turns;  // every turn in the match's order, the flagged ones marked
 }
 
 async function reload() {
