@@ -188,7 +188,8 @@ def _line_entries(raw: str, number: int, log: _ProblemLog) -> list[_Entry]:
 
 
 #: One written step: a path of points (``24/18/14``, ``bar/22*``, ``6/off``) and a repeat (``13/9(2)``).
-_STEP = re.compile(r"^(bar|\d{1,2})((?:/(?:bar|off|\d{1,2})\*?)+)(?:\((\d)\))?$", re.IGNORECASE)
+# ASCII digits only (re.ASCII): "١٣/7" is no point a .mat file or gnubg reads.
+_STEP = re.compile(r"^(bar|\d{1,2})((?:/(?:bar|off|\d{1,2})\*?)+)(?:\((\d)\))?$", re.IGNORECASE | re.ASCII)
 
 
 def parse_steps(text: str) -> tuple[list[tuple[int, int]], set[int]]:
@@ -788,6 +789,9 @@ def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
         return "the two players need different names"
     if not all(holds_name(name) for name in players):
         return "a .mat file cannot hold a name with a colon or control characters"
+    if any(_NUMBERED.match(name) for name in players):
+        # " 12) : 0" would be read back as the twelfth move line, not as a name.
+        return "a name cannot start like a move number (such as '12)')"
     return None
 
 

@@ -265,6 +265,8 @@ def parse_readings(text: str, source: str | Path | None = None) -> Readings:
         raise ReadingsError(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:
         raise ReadingsError("not JSON: nested too deeply", source) from exc
+    except ValueError as exc:  # a number too long for Python to read
+        raise ReadingsError(f"not a readings file: {exc}", source) from exc
     return _Checker(source).readings(value)
 
 

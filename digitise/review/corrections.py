@@ -213,7 +213,12 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
     if isinstance(doc, Mapping) and "format" in doc:
         if doc.get("format") != FORMAT:
             raise _fail("$.format", f"not a corrections file (expected {FORMAT!r})", path)
-        if doc.get("version") not in READABLE_VERSIONS:
+        unknown = sorted(set(doc) - {"format", "version", "report", "match", "summary", "corrections"})
+        if unknown:
+            raise _fail(f"$.{unknown[0]}", "unknown key (a corrections file has format, version, report, match, "
+                                           "summary and corrections)", path)
+        version = doc.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version not in READABLE_VERSIONS:
             raise _fail("$.version", f"unsupported version {doc.get('version')!r} (this digitise reads "
                                      f"{' and '.join(map(str, READABLE_VERSIONS))})", path)
         if "match" in doc:
@@ -224,7 +229,7 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
         if summary is not None:
             # Only informs the folder's list: a malformed one is dropped, never a reason to refuse the file.
             kept = {k: v for k, v in summary.items() if k in SUMMARY_KEYS and isinstance(v, int)
-                    and not isinstance(v, bool)} if isinstance(summary, Mapping) else {}
+                    and not isinstance(v, bool) and 0 <= v < 10**6} if isinstance(summary, Mapping) else {}
             summary = kept if len(kept) == len(SUMMARY_KEYS) else None
         items, prefix = doc.get("corrections"), "$.corrections"
     else:
@@ -276,6 +281,8 @@ def load_corrections_file(path: str | Path) -> CorrectionsFile:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", source, f"line {exc.lineno}") from exc
+    except ValueError as exc:  # a number too long for Python to read
+        raise InputError(f"not a corrections file: {exc}", source) from exc
     except RecursionError as exc:
         raise InputError("not a corrections file: nested too deeply", source) from exc
     return file_from_json(doc, source)

@@ -158,7 +158,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         try:
             return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except ValueError as exc:  # not UTF-8, not JSON, or a number too long for Python to read
             raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
         except RecursionError:
             raise RequestError(HTTPStatus.BAD_REQUEST, "the body is nested too deeply") from None
@@ -192,7 +192,16 @@ class ReviewHandler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST")
 
-    do_DELETE = do_PATCH = do_PUT
+    do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = do_PUT
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (an unknown method, a request line too long) as JSON, like ours."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        self._error(status, message or status.phrase)
 
     def _session_for(self, path: str) -> tuple[ReviewSession | None, str]:
         """The session a path is for and the path within it; (None, path) for the folder's own pages."""
@@ -300,10 +309,15 @@ class ReviewHandler(BaseHTTPRequestHandler):
         root = session.root
         if "\x00" in relative or not relative:
             raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
-        target = (root / relative).resolve()
-        if not target.is_relative_to(root):
+        try:
+            target = (root / relative).resolve()
+            inside = target.is_relative_to(root)
+            found = inside and target.is_file()
+        except (OSError, ValueError):  # a name the file system refuses (too long, ...): nothing there
+            raise RequestError(HTTPStatus.NOT_FOUND, "no such file") from None
+        if not inside:
             raise RequestError(HTTPStatus.FORBIDDEN, "outside the report's folder")
-        if not target.is_file():
+        if not found:
             raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if content_type not in SAFE_FILE_TYPES:
@@ -324,7 +338,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
             raise RequestError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         highlight: list[int] = []
         for item in (query.get("highlight") or [""])[0].split(","):
-            if item.strip().isdigit() and int(item) <= 25:
+            if item.strip().isdigit() and len(item.strip()) <= 2 and int(item) <= 25:
                 highlight.append(int(item))
         numbers_text = (query.get("numbers") or [mover_text])[0]
         numbers = Side(numbers_text) if numbers_text in ("bottom", "top") else Side(mover_text)

@@ -259,7 +259,7 @@ class ReviewSession:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise InputError(why_unreadable(exc), path) from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except ValueError as exc:  # not UTF-8, not JSON, or a number too long to read
             raise InputError(f"not a JSON report: {exc}", path) from exc
         except RecursionError as exc:
             raise InputError("not a digitise report: nested too deeply", path) from exc
@@ -476,12 +476,22 @@ class ReviewSession:
             return str(format_mat(self.match, fill_gaps=True))
 
     def mat_path(self) -> Path | None:
-        """The ``.mat`` the scan wrote for this report (the report names it), or None when it names none."""
+        """The ``.mat`` the scan wrote for this report (the report names it), or None when it names none.
+
+        Only a file in the report's folder (or below it, links followed): a
+        report names where the page writes, and a page must never write
+        outside the folder it serves (the .mat of ``scan -o`` elsewhere is
+        exported instead).
+        """
         named = self.report.get("mat")
         if not isinstance(named, str) or not named.endswith(".mat"):
             return None
-        path = Path(named)
-        return path if path.is_absolute() else (self.root / path).resolve()
+        try:
+            path = (self.root / named).resolve()
+            inside = path.is_relative_to(self.root) and path.parent.is_dir()
+        except (OSError, ValueError):
+            return None
+        return path if inside else None
 
     def save_mat(self) -> dict[str, Any]:
         """Write the corrected match over the scan's ``.mat`` (the reviewer asked for it), atomically.
@@ -513,6 +523,8 @@ class ReviewSession:
 
         target = self.mat_path()
         if self.match is None or target is None:
+            return False
+        if not target.is_file():
             return False
         try:
             return target.read_text(encoding="utf-8") == str(format_mat(self.match, fill_gaps=True))
@@ -816,6 +828,8 @@ def _looks_like_mat(path: Path) -> bool:
     """Whether ``path`` is a match file (its first line says "N point match"): only such a file is replaced."""
     import re
 
+    if not path.is_file():  # a pipe or a device would block the read, or never end
+        return False
     try:
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             head = handle.read(4096)

@@ -100,3 +100,8 @@ def test_not_json_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "ok.json"
     path.write_text(readings_to_json(_sample()), encoding="utf-8")
     assert load_readings(path) == _sample()
+
+
+def test_a_number_too_long_to_read_is_a_readings_error() -> None:
+    with pytest.raises(ReadingsError, match="not a readings file"):
+        parse_readings('{"pages": [{"page": ' + "1" * 5000 + "}]}", "r.json")

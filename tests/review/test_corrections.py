@@ -193,3 +193,36 @@ def test_header_requests_are_checked_and_names_tidied() -> None:
     with pytest.raises(InputError) as caught:
         header_from_json({"players": ["Ann", "Bo"], "length": "5"}, "$", "request")
     assert (caught.value.where, caught.value.path) == ("$.length", "request")
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "reason"),
+    [
+        ('{"format": "digitise-corrections", "version": 2.0, "corrections": {}}', "$.version", "unsupported version"),
+        ('{"format": "digitise-corrections", "version": true, "corrections": {}}', "$.version", "unsupported version"),
+        ('{"format": "digitise-corrections", "version": 2, "Match": {}, "corrections": {}}', "$.Match", "unknown key"),
+        ('{"format": "digitise-corrections", "version": 2, "match": {"players": ["12)", "Bo"]}, "corrections": {}}',
+         "$.match.players", "start like a move number"),
+        ('{"1:3": "61: \u0661\u0663/7 8/7"}', "$.1:3", "cannot read"),
+    ],
+)
+def test_hand_edited_files_are_checked_alike(tmp_path: Path, content: str, where: str, reason: str) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_corrections(path)
+    assert (caught.value.where, reason in caught.value.reason) == (where, True), caught.value.message
+
+
+def test_a_number_too_long_to_read_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"1:3": ' + "1" * 5000 + "}")
+    with pytest.raises(InputError, match="not a corrections file"):
+        load_corrections(path)
+
+
+def test_a_summary_out_of_range_is_dropped_not_shown(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"format": "digitise-corrections", "version": 2, '
+                    '"summary": {"games": 1, "turns": -4, "flagged": 2}, "corrections": {}}')
+    assert load_corrections_file(path).summary is None

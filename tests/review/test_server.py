@@ -267,3 +267,19 @@ def test_save_over_http_writes_the_matchs_mat(batch_folder: Path) -> None:
         assert "Game 1" in (batch_folder / "m2.mat").read_text(encoding="utf-8")
         status, _, _ = request(server, "POST", "/m/1/api/save", b"{}", {"Content-Type": "text/plain"})
         assert status == 415
+
+
+def test_inputs_python_cannot_read_are_4xx_not_a_dropped_connection(review_server: ReviewServer) -> None:
+    huge = "1" * 5000
+    status, _, body = request(review_server, "POST", "/api/correct",
+                              f'{{"page": {huge}, "board": 1, "action": "blank"}}'.encode(),
+                              {"Content-Type": "application/json"})
+    assert status == 400 and "not JSON" in json.loads(body)["error"]
+    position = Position.initial().position_id()
+    status, _, _ = request(review_server, "GET", f"/api/board.svg?position={position}&mover=bottom&highlight={'9' * 4301}")
+    assert status == 200
+    assert request(review_server, "GET", "/files/" + "a" * 256)[0] == 404
+    for method in ("OPTIONS", "TRACE", "BREW"):
+        status, headers, body = request(review_server, method, "/api/state")
+        assert status in (405, 501) and headers["Content-Type"].startswith("application/json"), method
+        assert json.loads(body)["error"]

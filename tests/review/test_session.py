@@ -356,3 +356,32 @@ def test_save_writes_the_corrected_match_over_the_scans_mat(solved_sample: tuple
     result = ReviewSession(report).correct(TRUE_PLAY)
     assert "is not a .mat file: not replaced" in result["mat"]["error"]
     assert notes.read_text() == "my notes\n"
+
+
+def test_the_mat_a_report_names_is_written_only_inside_its_folder(solved_sample: tuple[Path, str],
+                                                                  tmp_path: Path) -> None:
+    report, _ = solved_sample
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "precious.mat").write_text(" 1 point match\n")
+    for named in ("../elsewhere/precious.mat", str(outside / "precious.mat"), "newdir/created.mat"):
+        report.write_text(json.dumps({**doc, "mat": named}), encoding="utf-8")
+        session = ReviewSession(report)
+        assert session.mat_path() is None and not session.state()["can_save"], named
+        session.correct(TRUE_PLAY)
+    assert (outside / "precious.mat").read_text() == " 1 point match\n"
+    assert not (report.parent / "newdir").exists()
+
+
+def test_a_mat_that_is_a_pipe_is_never_opened(solved_sample: tuple[Path, str]) -> None:
+    import os
+
+    report, _ = solved_sample
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    os.mkfifo(report.parent / "match.mat")
+    report.write_text(json.dumps({**doc, "mat": "match.mat"}), encoding="utf-8")
+    session = ReviewSession(report)
+    assert session.state()["mat_saved"] is False
+    result = session.correct(TRUE_PLAY)
+    assert "not a .mat file" in result["mat"]["error"]

@@ -56,8 +56,9 @@ function render() {
   save.title = "Write the corrected match over the .mat the scan wrote";
   const status = document.getElementById("mat-status");
   const note = s.mat_note || {};
-  status.textContent = note.error ? `${s.mat} not written: ${note.error}` : s.mat_saved ? `${s.mat} is up to date` : "";
-  status.className = note.error ? "error" : "";
+  const failed = note.error && !s.mat_saved;
+  status.textContent = failed ? `${s.mat} not written: ${note.error}` : s.mat_saved ? `${s.mat} is up to date` : "";
+  status.className = failed ? "error" : "";
   const exportLink = document.getElementById("export");
   exportLink.classList.toggle("disabled", !s.can_export);
   exportLink.title = s.can_export ? "Download the corrected match" : "Export needs the readings (--readings)";
