@@ -47,6 +47,11 @@ log = logging.getLogger(__name__)
 Solver = Callable[[Any, Mapping[tuple[int, int], str], MatchHeader], tuple[Any, Mapping[str, Any]]]
 
 
+#: Why a change is refused when the corrections file changed under the page.
+CHANGED_ELSEWHERE = ("the corrections were changed elsewhere (another review page of this match, or by hand) since "
+                     "this page loaded them: reload the page to see them; nothing was changed here")
+
+
 class CorrectionRefused(DigitiseError):
     """A correction that cannot be applied: illegal, not fitting the match, or naming no board."""
 
@@ -229,6 +234,18 @@ class ReviewSession:
             )
         elif self.solver is None:
             self.messages.append("the match is not re-solved here: corrections are saved but not applied")
+        #: The scan's own report: what every re-solve (and a reload from the file) starts from.
+        self._scanned = self.report
+        #: The corrections file's text as this session last read or wrote it (None: no file).
+        self._disk: str | None = None
+        self._load_saved()
+
+    def _load_saved(self) -> None:
+        """Take the corrections file as it is on disk, and solve the match with it (at start, and after a
+        change made elsewhere)."""
+        self._disk = self._disk_text()
+        self.corrections, self.header, self.changes = {}, MatchHeader(), []
+        self.report = self._scanned
         if self.corrections_file.exists():
             saved = load_corrections_file(self.corrections_file)
             self.corrections, self.header = saved.boards, saved.header
@@ -250,6 +267,13 @@ class ReviewSession:
             if self.corrections or self.header.given:
                 check_fit(self.report, self.corrections, self.corrections_file)
                 self.changes = report_changes(original, self.report)
+
+    def _disk_text(self) -> str | None:
+        """The corrections file's text now, or None when there is none (or it cannot be read)."""
+        try:
+            return self.corrections_file.read_text(encoding="utf-8") if self.corrections_file.is_file() else None
+        except (OSError, UnicodeDecodeError):
+            return None
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -636,7 +660,15 @@ class ReviewSession:
         return "a4"
 
     def _resolve(self, updated: Corrections, header: MatchHeader | None = None) -> list[dict[str, Any]]:
-        """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured."""
+        """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured.
+
+        Refuses, and takes the file as it now is, when the corrections file
+        changed since this session read or wrote it (another review page of
+        the same report, or a hand edit): saving would undo that change unseen.
+        """
+        if self._disk_text() != self._disk:
+            self._load_saved()
+            raise CorrectionRefused(CHANGED_ELSEWHERE)
         header = self.header if header is None else header
         if self.solver is not None and self.readings is not None:
             try:
@@ -658,6 +690,7 @@ class ReviewSession:
         else:
             changes = []
             save_corrections(self.corrections_file, updated, self.report_path.name, header)
+        self._disk = self._disk_text()
         self.corrections = dict(sorted(updated.items()))
         self.header = header
         self.changes = changes

@@ -385,3 +385,23 @@ def test_a_mat_that_is_a_pipe_is_never_opened(solved_sample: tuple[Path, str]) -
     assert session.state()["mat_saved"] is False
     result = session.correct(TRUE_PLAY)
     assert "not a .mat file" in result["mat"]["error"]
+
+
+def test_two_pages_on_one_match_never_undo_each_other(solved_sample: tuple[Path, str]) -> None:
+    """The folder's page and a single report's page both open: a change made in one is never lost in the other."""
+    from digitise.review.session import CHANGED_ELSEWHERE
+
+    report, _ = solved_sample
+    first, second = ReviewSession(report), ReviewSession(report)
+    first.correct(TRUE_PLAY)
+    with pytest.raises(CorrectionRefused) as refused:
+        second.set_header({"players": ["Alice", "Bruno"]})
+    assert refused.value.reason == CHANGED_ELSEWHERE
+    # The refused page now holds what the file says; the same change again goes through, keeping both.
+    assert second.state()["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
+    second.set_header({"players": ["Alice", "Bruno"]})
+    saved = json.loads(corrections_path(report).read_text(encoding="utf-8"))
+    assert saved["corrections"] == {"1:3": "51: 22/21 8/3"} and saved["match"] == {"players": ["Alice", "Bruno"]}
+    with pytest.raises(CorrectionRefused):
+        first.uncorrect({"page": 1, "board": 3})
+    assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
