@@ -253,13 +253,15 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 
     server = make_server(report, host=host, port=port, readings=readings, learn_dir=learn_dir)
     if server.session is not None:
-        click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}; "
+        mat = server.session.mat_path()
+        written = f" and written into {mat}" if mat is not None else ""
+        click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}{written}; "
                    "Ctrl-C to stop)", err=True)
     elif server.folder is not None:
         count = len(server.folder.reports)
         click.echo(f"Review page: {server.url}  ({count} {'match' if count == 1 else 'matches'} in "
-                   f"{server.folder.folder}; each one's corrections saved beside its report; Ctrl-C to stop)",
-                   err=True)
+                   f"{server.folder.folder}; each one's corrections saved beside its report and written into "
+                   "its .mat; Ctrl-C to stop)", err=True)
     if host in ("0.0.0.0", "::", ""):
         import socket
 

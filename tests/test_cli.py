@@ -575,7 +575,7 @@ def test_corrections_of_boards_the_pages_do_not_have_are_refused(tmp_path: Path)
     corrections.write_text(json.dumps({"99:1": "blank"}))
     result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--corrections", corrections)
     assert_one_error(result, ExitCode.BAD_INPUT, "c.json: corrections that no longer fit this scan: page 99 board 1 "
-                                                 "not in these pages")
+                                                 "('blank') not in these pages")
     assert not (tmp_path / "out.mat").exists()
 
 

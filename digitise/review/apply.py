@@ -15,12 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from digitise.errors import InputError
 from digitise.game.position import Position, Side
 from digitise.game.rules import play_from_moves
 from digitise.notation.marks import result_cell
 from digitise.notation.readings import BoardReading, CellReading, Readings
-from digitise.review.corrections import check_fit, unfitting
+from digitise.review.corrections import absent_boards, check_fit, unfitting
 
 if TYPE_CHECKING:
     from digitise.solve import SolveResult
@@ -155,12 +154,8 @@ def solve_with_corrections(
     """
     from digitise.solve import solve
 
-    boards = {(page.page, board.index) for page in readings.pages for board in page.boards}
-    absent = sorted(set(corrections) - boards)
-    if absent:
-        named = ", ".join(f"page {p} board {b}" for p, b in absent[:5]) + (" ..." if len(absent) > 5 else "")
-        raise InputError(f"corrections that no longer fit this scan: {named} not in these pages; the pages may "
-                         "differ from the ones reviewed: fix or remove those entries", path or "corrections")
+    absent_boards(corrections, {(page.page, board.index) for page in readings.pages for board in page.boards},
+                  path or "corrections")
     result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
     if corrections and unfitting(result.report, corrections):
         fixed = corrected_readings(readings, corrections, result.report)

@@ -336,6 +336,22 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
     return bad
 
 
+def not_fitting(corrections: Mapping[tuple[int, int], str], boards: list[tuple[int, int]], path: str | Path,
+                why: str = "") -> InputError:
+    """The one error for corrections a scan cannot take: the boards (up to five), why, and what to do."""
+    named = ", ".join(f"page {p} board {b} ({corrections[(p, b)]!r})" for p, b in boards[:5])
+    more = f" and {len(boards) - 5} more" if len(boards) > 5 else ""
+    return InputError(f"corrections that no longer fit this scan: {named}{more}{why}; the pages may differ from "
+                      "the ones reviewed: fix or remove those entries, or review again", path)
+
+
+def absent_boards(corrections: Mapping[tuple[int, int], str], boards: Any, path: str | Path) -> None:
+    """Raise :func:`not_fitting` when ``corrections`` name boards that are not among ``boards`` (page, board)."""
+    absent = sorted(set(corrections) - set(boards))
+    if absent:
+        raise not_fitting(corrections, absent, path, " not in these pages")
+
+
 def check_fit(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str], path: str | Path) -> None:
     """Raise :class:`InputError` when a corrections file no longer fits the scan it is applied to.
 
@@ -344,10 +360,4 @@ def check_fit(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
     """
     bad = unfitting(report, corrections)
     if bad:
-        named = ", ".join(f"page {p} board {b} ({corrections[(p, b)]!r})" for p, b in bad[:5])
-        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        raise InputError(
-            f"corrections that no longer fit this scan: {named}{more}; the pages may differ from the ones "
-            "reviewed: fix or remove those entries, or review again",
-            path,
-        )
+        raise not_fitting(corrections, bad, path)

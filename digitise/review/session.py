@@ -32,6 +32,7 @@ from digitise.review.apply import corrected_cells, corrected_readings, turn_at, 
 from digitise.review.corrections import (
     Corrections,
     MatchHeader,
+    absent_boards,
     check_fit,
     correction_from_request,
     corrections_path,
@@ -250,14 +251,7 @@ class ReviewSession:
             saved = load_corrections_file(self.corrections_file)
             self.corrections, self.header = saved.boards, saved.header
             if self.readings is not None:
-                missing = sorted(set(self.corrections) - set(self.boards()))
-                if missing:
-                    raise InputError(
-                        "corrections that no longer fit this scan: "
-                        + ", ".join(f"page {p} board {b}" for p, b in missing[:5])
-                        + " not in the readings; move the file away or scan the same pages",
-                        self.corrections_file,
-                    )
+                absent_boards(self.corrections, self.boards(), self.corrections_file)
         if self.solver is not None and self.readings is not None:
             # Solve once at start so the page shows the match with the saved corrections applied.
             original = self.report
