@@ -72,8 +72,15 @@ class ReviewFolder:
             raise KeyError(number)
         cold: list[ReviewSession] = []
         with self._lock:
-            if number not in self._sessions:
-                self._sessions[number] = ReviewSession(self.reports[number - 1], learn_dir=self.learn_dir)
+            known = self._sessions.get(number)
+        if known is None:
+            # Made outside the folder's lock: solving a long match takes seconds, and the list and the
+            # other matches must not wait for it. Two first requests at once both solve; one is kept
+            # (neither has saved anything yet).
+            made = ReviewSession(self.reports[number - 1], learn_dir=self.learn_dir)
+        with self._lock:
+            if known is None:
+                self._sessions.setdefault(number, made)
             self._recent[number] = None
             self._recent.move_to_end(number)
             while len(self._recent) > OPEN_SESSIONS:
