@@ -138,7 +138,8 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order in each match: by file name (folder by folder), or by the page number written "
                    "in the header.")
-@click.option("--force", is_flag=True, help="Convert again matches already done.")
+@click.option("--force", is_flag=True,
+              help="Convert again matches already done (each keeps its review's corrections file).")
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, force: bool) -> None:
@@ -245,7 +246,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 @_reports_errors
 def review(report: Path, port: int, host: str, readings: Path | None, learn_dir: Path | None,
            no_browser: bool) -> None:
-    """Serve the review page for REPORT.json: fix flagged turns, export the corrected .mat.
+    """Serve the review page for REPORT.json: fix flagged turns; each fix is written into the match's .mat.
 
     REPORT may be a folder (a batch's output): one page lists its matches.
     """
