@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -19,23 +21,36 @@ from digitise.review.corrections import corrections_path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_serves_the_report_until_stopped(sample_report: Path) -> None:
+def _address(line: str) -> str:
+    """The address the first line of `digitise review` gives."""
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    assert found, line
+    return found.group(0)
+
+
+@contextlib.contextmanager
+def served_cli(*args: str | Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``digitise review ARGS --port 0 --no-browser`` in a process: (its first line, the process), until the block ends."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "digitise.cli", "review", str(sample_report), "--port", "0", "--no-browser"],
+        [sys.executable, "-m", "digitise.cli", "review", *map(str, args), "--port", "0", "--no-browser"],
         cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert process.stderr is not None
         line = process.stderr.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert found, line
-        with urllib.request.urlopen(found.group(0) + "api/state", timeout=10) as response:
-            state = json.load(response)
-        assert state["title"] == "sample.json" and len(state["turns"]) == 3
-        assert str(corrections_path(sample_report)) in line
+        _address(line)
+        yield line, process
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_serves_the_report_until_stopped(sample_report: Path) -> None:
+    with served_cli(sample_report) as (line, _):
+        with urllib.request.urlopen(_address(line) + "api/state", timeout=10) as response:
+            state = json.load(response)
+        assert state["title"] == "sample.json" and len(state["turns"]) == 3
+        assert str(corrections_path(sample_report)) in line
 
 
 def test_bad_report_is_one_line_and_exit_3(tmp_path: Path) -> None:
@@ -68,42 +83,22 @@ def test_port_in_use_is_one_line_and_a_usage_error(sample_report: Path) -> None:
 
 
 def test_shared_on_every_address_it_says_how_others_reach_it(sample_report: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "digitise.cli", "review", str(sample_report), "--port", "0", "--host", "0.0.0.0",
-         "--no-browser"],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )
-    try:
+    with served_cli(sample_report, "--host", "0.0.0.0") as (first, process):
         assert process.stderr is not None
-        first, second = process.stderr.readline(), process.stderr.readline()
-        port = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
-        assert port, first
+        second = process.stderr.readline()
+        port = _address(first).rsplit(":", 1)[1]
         assert second.startswith("listening on every address of this machine: from another one, open http://")
-        assert second.rstrip().endswith(f":{port.group(1)}/")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        assert second.rstrip().endswith(f":{port}")
 
 
 def test_a_batch_folder_is_served_as_a_list_of_its_matches(batch_folder: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "digitise.cli", "review", str(batch_folder), "--port", "0", "--no-browser"],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert found, line
+    with served_cli(batch_folder) as (line, _):
         assert f"2 matches in {batch_folder}" in line
-        with urllib.request.urlopen(found.group(0) + "api/matches", timeout=10) as response:
+        with urllib.request.urlopen(_address(line) + "api/matches", timeout=10) as response:
             listed = json.load(response)
         assert [m["name"] for m in listed["matches"]] == ["m2", "m10"]
-        with urllib.request.urlopen(found.group(0) + "m/1/api/state", timeout=20) as response:
+        with urllib.request.urlopen(_address(line) + "m/1/api/state", timeout=20) as response:
             assert json.load(response)["title"] == "m2.report.json"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_a_folder_without_reports_or_with_readings_is_one_line(tmp_path: Path, batch_folder: Path) -> None:
