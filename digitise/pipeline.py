@@ -279,13 +279,22 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
 
     numbers = []
     for page in readings.pages:
-        field_ = page.header.get("page") if isinstance(page.header, Mapping) else None
-        value = field_.get("value") if isinstance(field_, Mapping) else field_
-        if value is None or not str(value).strip().isdigit():
+        number, _ = _written_page_number(page)
+        if number is None:
             return readings, ORDER_KEPT
-        numbers.append(int(str(value).strip()))
+        numbers.append(number)
     order = sorted(range(len(numbers)), key=lambda i: (numbers[i], i))
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
+
+
+def _written_page_number(page: PageReading) -> tuple[int | None, float]:
+    """The page number written in ``page``'s header and how sure it was read (0 when not said); None if none."""
+    found = page.header.get("page") if isinstance(page.header, Mapping) else None
+    value = found.get("value") if isinstance(found, Mapping) else found
+    confidence = found.get("confidence") if isinstance(found, Mapping) else None
+    if value is None or not str(value).strip().isdigit():
+        return None, 0.0
+    return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
 
 
 #: How sure the first page's number must be read to say a match starts on a later page. Over the
@@ -338,11 +347,8 @@ def page_notes(readings: Readings) -> list[str]:
     """
     names = _page_names(readings)
     notes = []
-    opening = readings.pages[0].header.get("page") if readings.pages else None
-    if isinstance(opening, Mapping) and isinstance(opening.get("confidence"), (int, float)) \
-            and opening["confidence"] >= FIRST_PAGE_SURE and str(opening.get("value", "")).strip().isdigit() \
-            and int(str(opening["value"]).strip()) > 1:
-        number = int(str(opening["value"]).strip())
+    number, sure = _written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)
+    if number is not None and number > 1 and sure >= FIRST_PAGE_SURE:
         missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
         notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
     first: dict[tuple[str, int], int] = {}
@@ -679,15 +685,11 @@ def _converted_before(job: Job) -> JobResult:
 
     Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
     """
-    from digitise.review.corrections import corrections_path, load_corrections_file
+    from digitise.review.corrections import read_reviewed
 
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
     try:
-        summary = json.loads(job.report.read_text(encoding="utf-8"))["summary"]
-        reviewed = corrections_path(job.report)
-        if reviewed.is_file():
-            kept = load_corrections_file(reviewed).summary
-            summary = kept if kept is not None else summary
+        summary = read_reviewed(job.report)[0]["summary"]
         return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report))
     except (OSError, ValueError, TypeError, KeyError, DigitiseError):
         return result  # no report, or not one of ours: the counts are unknown

@@ -306,6 +306,24 @@ def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str
     return write_atomic(path, corrections_to_json(corrections, report_name, header, summary), overwrite=True)
 
 
+def read_reviewed(report: Path) -> tuple[dict[str, Any], CorrectionsFile | None]:
+    """A report's document with the summary its review left, and its corrections file (None when none).
+
+    The summary is the match as last re-solved on the review page when the
+    corrections file keeps one, else the scan's. Raises ``OSError``,
+    ``ValueError`` or ``TypeError`` for a report that cannot be read, and
+    :class:`InputError` for a bad corrections file.
+    """
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        raise TypeError("not a JSON object")
+    saved = corrections_path(report)
+    kept = load_corrections_file(saved) if saved.exists() else None
+    if kept is not None and kept.summary is not None:
+        doc["summary"] = dict(kept.summary)
+    return doc, kept
+
+
 def corrections_path(report: str | Path) -> Path:
     """Where the corrections of ``report`` live: ``REPORT.corrections.json`` beside it."""
     return beside(report, ".corrections.json")

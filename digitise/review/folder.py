@@ -17,7 +17,7 @@ from typing import Any
 
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key
-from digitise.review.corrections import corrections_path, load_corrections_file
+from digitise.review.corrections import read_reviewed
 from digitise.review.session import ReviewSession
 
 #: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
@@ -62,13 +62,17 @@ class ReviewFolder:
         self._recent: OrderedDict[int, None] = OrderedDict()
         self._lock = threading.Lock()
 
+    def holds(self, number: int) -> bool:
+        """Whether the folder has a report ``number`` (1-based)."""
+        return 1 <= number <= len(self.reports)
+
     def session(self, number: int) -> ReviewSession:
         """The session of report ``number`` (1-based), made (and the match solved) on first use.
 
         Raises ``KeyError`` for no such report, and :class:`DigitiseError`
         when its report, readings or corrections cannot be used.
         """
-        if not 1 <= number <= len(self.reports):
+        if not self.holds(number):
             raise KeyError(number)
         cold: list[ReviewSession] = []
         with self._lock:
@@ -105,23 +109,15 @@ class ReviewFolder:
                 session = self._sessions.get(number)
             try:
                 if session is not None:
-                    state = session.state()
-                    summary, notes = state["summary"], state["notes"]
-                    corrected = len(state["corrections"])
-                    reviewed = bool(state["match"]["reviewed"])
-                    entry["mat_saved"] = state["mat_saved"] if state["can_save"] else None
+                    summary, notes, corrected, reviewed, entry["mat_saved"] = session.overview()
                 else:
-                    doc = json.loads(report.read_text(encoding="utf-8"))
+                    doc, kept = read_reviewed(report)
                     summary, notes = doc.get("summary") or {}, doc.get("notes") or []
-                    saved = corrections_path(report)
-                    kept = load_corrections_file(saved) if saved.exists() else None
                     corrected = len(kept.boards) if kept else 0
                     reviewed = bool(kept and kept.header.given)
-                    if kept is not None and kept.summary is not None:
-                        summary = kept.summary
             except DigitiseError as exc:
                 entry["problem"] = exc.message
-            except (OSError, ValueError, RecursionError) as exc:
+            except (OSError, ValueError, TypeError, RecursionError) as exc:
                 entry["problem"] = f"{report}: cannot be read ({exc})"
             else:
                 entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"), games=summary.get("games"),

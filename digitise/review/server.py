@@ -241,7 +241,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if folder is not None and found is not None and (found.group(2) or "") in ("", "/", "/index.html"):
             # The page itself, without opening the match (that solves it): a match that cannot be
             # opened then says why on its page, from its state request.
-            if not 1 <= int(found.group(1)) <= len(folder.reports):
+            if not folder.holds(int(found.group(1))):
                 raise RequestError(HTTPStatus.NOT_FOUND, f"no match {found.group(1)} in this folder")
             if not found.group(2):
                 # A match's page is /m/N/: its links are relative to that folder.

@@ -410,6 +410,14 @@ class ReviewSession:
                 "closed_out": self.report.get("closed_out") or 0,
             }
 
+    def overview(self) -> tuple[dict[str, Any], list[str], int, bool, bool | None]:
+        """For a folder's list: the summary, the notes, how many boards are corrected, whether names or
+        length were set, and whether the .mat is up to date (None when there is none to write)."""
+        with self._lock:
+            saved = self.mat_saved() if self.match is not None and self.mat_path() is not None else None
+            return (dict(self.report.get("summary") or {}), [str(n) for n in self.report.get("notes") or []],
+                    len(self.corrections), self.header.given, saved)
+
     def _match_header(self) -> dict[str, Any]:
         """The names and length the match is written with, and who set them (the page's match form)."""
         told = scan_header(self.report)
