@@ -739,3 +739,33 @@ def test_a_stack_undercounted_in_an_off_square_costs_less_than_a_digit_missed() 
     assert _edit_cost("B1", (1, 1, 1), (1, 1)) == EDIT
     assert _edit_cost("Wres", (1, 2), (2,)) == EDIT
     assert math.isclose(_edit_cost("Woff", (4, 4), (4, 4)), 0.0)
+
+
+def _turn_at(result: SolveResult, page: int, board: int) -> dict[str, Any]:
+    return next(t for t in _turns(result) if (t["page"], t["board"]) == (page, board))
+
+
+def test_the_hypothesis_leading_after_a_board_weighs_the_rolls_a_digit_away() -> None:
+    """Real reader output (tests/data/README.md): the "2" of 5-2 read "3", and the line that read the board
+    before right ranked fifth before this board, first after it: it must still weigh 5-2."""
+    result = solve(load_readings(DATA / "medium_runner_up_unweighed.readings.json"))
+    turn = _turn_at(result, 25, 8)
+    assert (turn["dice"], turn["move"]) == ([5, 2], "25/20* 3/1"), turn
+    assert turn["flagged"]  # the reader never said "2": a person should see it
+
+
+def test_a_repair_widens_the_boards_the_reader_was_unsure_of() -> None:
+    """Real reader output: "4444" borne off read "4", "14" or "44"; 4-1 fits as well, until the game's end."""
+    result = solve(load_readings(DATA / "medium_bearoff_stack_undercounted.readings.json"))
+    turn = _turn_at(result, 5, 7)
+    assert (turn["dice"], turn["move"]) == ([4, 4], "3/0 2/0 2/0 2/0"), turn
+    assert turn["flagged"]
+
+
+def test_a_doublet_with_one_square_unread_is_weighed() -> None:
+    """Real reader output: 5-5 written "55" on B8 and on B3, B3 not read at all."""
+    board = BoardReading(2, {"B8": (CellReading((5, 5), 0.9322), CellReading((5,), 0.0112))}, 0.0, 0.0, 0.0)
+    assert Roll(5, 5) in BoardEvidence(board).near_rolls
+    result = solve(load_readings(DATA / "medium_doublet_square_missed.readings.json"))
+    turn = _turn_at(result, 2, 2)
+    assert (turn["dice"], turn["move"]) == ([5, 5], "13/8 13/8 8/3 8/3"), turn

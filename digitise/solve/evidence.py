@@ -268,6 +268,11 @@ class BoardEvidence:
                 distance = _roll_distance(roll, played, unplayed)
                 if distance < distances.get(roll, 99):
                     distances[roll] = distance
+            if len(played) >= 2 and len(set(played)) == 1 and not unplayed:
+                # Two or three of one digit and nothing else: a doublet with a square of its moves
+                # missed (13/8(2) 8/3(2) read as the "55" on B8 alone) is a digit away, not two.
+                doublet = Roll(played[0], played[0])
+                distances[doublet] = min(distances[doublet], 1)
         closest = min(distances.values())
         near = [roll for roll in ALL_ROLLS if roll not in exact and distances[roll] <= max(closest, 1)]
         # Each variant with the rolls its digits make exactly: plays are read off these marks.

@@ -322,9 +322,10 @@ class Searcher:
         can leave the true play unexplored; it shows a few boards later, when
         the wrong position cannot explain what follows. So when the best
         explanation of a board is poor or a repair, the search backs up
-        :data:`REPAIR_REACH` boards, marks them :attr:`wide` (every legal play
-        of every roll is weighed there) and goes on from there again, once
-        per troubled board.
+        :data:`REPAIR_REACH` boards, marks those its explanation fits loosely
+        or the reader was unsure of :attr:`wide` (every legal play of every
+        roll is weighed there) and goes on from there again, once per
+        troubled board.
         """
         start = self.start if self.start is not None else State.start(self.length)
         root = Node(None, None, ("root",), (), start, 0.0, 0.0, ())
@@ -349,11 +350,36 @@ class Searcher:
                 # The leaders also weigh every legal play of the likely rolls, not only those the
                 # marks spell out, so a plausible misreading is scored and can be recovered later.
                 self._rank = rank
-                for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=rank < LEADERS):
+                # Hypotheses tied with the best lead too: which of them sorts first is happenstance.
+                thorough = rank < LEADERS or node.score >= beam[0].score - 1e-9
+                for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=thorough):
                     score = node.score + option.local + option.prior
                     options.append((score, node, option))
                     top = max(top, score)
             options.sort(key=lambda o: -o[0])
+            # The leaders again, by where they stand after this board: one that led before it may
+            # have just fallen behind (a board it must read as blank), leaving the hypothesis that
+            # now leads unweighed. A 5-2 whose "2" was read "3" went on as 5-3 for 26 turns so.
+            after: list[Node] = []
+            for _, parent, _ in options:
+                if all(parent is not seen for seen in after):
+                    after.append(parent)
+                    if len(after) == LEADERS:
+                        break
+            # Weighed again even when it was weighed as tied with the best: as the leader after the
+            # board it also searches a widened board's every roll (WIDE_LEADERS), as it did not before.
+            ranks = {id(node): rank for rank, node in enumerate(beam)}
+            late = [(lead, node) for lead, node in enumerate(after) if ranks[id(node)] >= LEADERS]
+            if late:
+                again = {id(node) for _, node in late}
+                options = [o for o in options if id(o[1]) not in again]
+                top = options[0][0] if options else -math.inf
+                for lead, node in late:
+                    self._rank = lead
+                    floor = min(top - MARGIN - node.score, 0.0)
+                    for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=True):
+                        options.append((node.score + option.local + option.prior, node, option))
+                options.sort(key=lambda o: -o[0])
             best = options[0][0]
             if best < self.bound:
                 return root, Node(root, None, ("hopeless",), (), root.state, -math.inf, -math.inf, ())
@@ -385,7 +411,9 @@ class Searcher:
                 added = {b}
                 up: Node | None = kept[0].parent
                 while up is not None and up.board is not None and up.board >= b - REPAIR_REACH:
-                    if up.local < CLEAN:
+                    # A board the reader was unsure of hides a misread too when the explanation took
+                    # a runner-up it rated about as high as its best (a "4444" read "4" or "14").
+                    if up.local < CLEAN or self.evidence[up.board].shaky:
                         added.add(up.board)
                     up = up.parent
                 added -= self.wide
