@@ -72,7 +72,8 @@ POOR_FIT = -4.0
 LOOSE_FIT = -2.5
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
-#: How many of the best hypotheses weigh every legal play of the likely rolls. Two, not one: a
+#: How many of the best hypotheses weigh every legal play of the likely rolls (the best before a
+#: board, those tied with the first, and the parents of the best after it). Two, not one: a
 #: misread that leaves a legal play (a "2" drawn like a "1") puts the truth second, and on a board
 #: the marks do not spell cleanly a runner-up without the wider search explains it worse, falls
 #: out of the margin and never reaches the board that would have told the two apart.
