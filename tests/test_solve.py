@@ -769,3 +769,12 @@ def test_a_doublet_with_one_square_unread_is_weighed() -> None:
     result = solve(load_readings(DATA / "medium_doublet_square_missed.readings.json"))
     turn = _turn_at(result, 2, 2)
     assert (turn["dice"], turn["move"]) == ([5, 5], "13/8 13/8 8/3 8/3"), turn
+
+
+def test_a_repair_reaches_far_back_for_boards_the_reader_was_unsure_of() -> None:
+    """Real reader output: "54" on W2 read "5", 5-2 fits as well; searched again from the poorly read boards
+    13-15 boards back, the 5-4 line is kept to the boards that favour it."""
+    result = solve(load_readings(DATA / "heavy_misread_far_from_its_trouble.readings.json"))
+    turn = _turn_at(result, 8, 1)
+    assert (turn["dice"], turn["move"]) == ([5, 4], "7/2 6/2"), turn
+    assert turn["flagged"]
