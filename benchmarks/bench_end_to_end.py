@@ -20,6 +20,12 @@ most likely reading differs from what was written) or the *solver* (the board
 was read right, the solved turn is still wrong).
 
     .venv/bin/python benchmarks/bench_end_to_end.py --matches 24
+    .venv/bin/python benchmarks/bench_end_to_end.py --real --matches 12 --skip-speed --work /tmp/e2e-real
+
+``--real`` renders the real (human) matches of ``../shared/data/matches``
+instead: how the whole job does on human play. They are not held out (tests
+read them, and the solver's play prior was weighed on them), so this is a
+second figure, not the benchmark's.
 """
 
 from __future__ import annotations
@@ -62,15 +68,27 @@ def bench_match(index: int, seed_start: int = SEED_START) -> tuple[str, MatchRec
     return f"m{seed}", play_match(seed, options)
 
 
-def _render_one(args: tuple[int, int, str, str, int | None, str]) -> tuple[str, int]:
-    """Render one match into ``folder/<name>/`` (pages only) and ``folder/../truth/<name>.mat``."""
-    index, seed_start, level, folder, dpi, fmt = args
+def real_matches() -> list[Path]:
+    """The real (human) matches of ``../shared/data/matches``, sorted; empty when they are not there."""
+    folder = Path(os.environ.get("DIGITISE_SHARED", ROOT.parent / "shared")) / "data" / "matches"
+    return sorted(folder.glob("*.mat"))
+
+
+def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) -> tuple[str, int]:
+    """Render one match into ``folder/<name>/`` (pages only) and ``folder/../truth/<name>.mat``.
+
+    The match is the index-th self-played one, or the real match at path ``real`` when given.
+    """
+    index, seed_start, level, folder, dpi, fmt, real = args
     from digitise.sheet.geometry import load_template
     from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
     from digitise.sheet.handwriting import GlyphBank
     from digitise.sheet.synth import encode_image, render_match_pages
 
-    name, match = bench_match(index, seed_start)
+    if real is not None:
+        name, match = f"real{index:02d}", read_mat_strict(Path(real))
+    else:
+        name, match = bench_match(index, seed_start)
     out = Path(folder) / name
     truth = Path(folder).parent / "truth" / f"{name}.mat"
     if out.is_dir() and any(out.iterdir()):
@@ -95,10 +113,11 @@ def _render_one(args: tuple[int, int, str, str, int | None, str]) -> tuple[str, 
 
 
 def render(indices: Sequence[int], seed_start: int, level: str, folder: Path, dpi: int | None, fmt: str,
-           jobs: int) -> dict[str, int]:
-    """Render every match (skipping ones already there); pages per match."""
+           jobs: int, real: Sequence[Path] = ()) -> dict[str, int]:
+    """Render every match (skipping ones already there); pages per match. With ``real``, the
+    index-th match is ``real[index]`` instead of a self-played one."""
     folder.mkdir(parents=True, exist_ok=True)
-    tasks = [(i, seed_start, level, str(folder), dpi, fmt) for i in indices]
+    tasks = [(i, seed_start, level, str(folder), dpi, fmt, str(real[i]) if real else None) for i in indices]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return dict(pool.map(_render_one, tasks))
 
@@ -346,15 +365,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-accuracy", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--reuse", action="store_true", help="analyse the last batch output again, do not rerun it")
+    parser.add_argument("--real", action="store_true",
+                        help="render the real (human) matches of ../shared/data/matches instead of self-played ones "
+                             "(the solver's prior was weighed on them: a figure for human play, not a held-out one)")
     args = parser.parse_args(argv)
     work: Path = args.work
-    indices = list(range(args.matches))
+    real = real_matches()[:args.matches] if args.real else []
+    if args.real and not real:
+        parser.error("--real: no matches in ../shared/data/matches")
+    indices = list(range(len(real) if args.real else args.matches))
     all_figures: list[LevelFigures] = []
     if not args.skip_accuracy:
         for level in args.levels.split(","):
             render_dir = work / level / "pages"
             t0 = time.perf_counter()
-            pages = render(indices, args.seed_start, level, render_dir, None, "jpg", args.jobs)
+            pages = render(indices, args.seed_start, level, render_dir, None, "jpg", args.jobs, real)
             print(f"{level}: rendered {len(pages)} matches, {sum(pages.values())} pages "
                   f"in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
             out_dir = work / level / "out"
