@@ -778,3 +778,21 @@ def test_a_repair_reaches_far_back_for_boards_the_reader_was_unsure_of() -> None
     turn = _turn_at(result, 8, 1)
     assert (turn["dice"], turn["move"]) == ([5, 4], "7/2 6/2"), turn
     assert turn["flagged"]
+
+
+def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
+    """Real reader output (a real match rendered): 6-1 written "1" on B2 and "6" on B3, read "16" on B3.
+
+    As two digits misread, 9/3 3/2 trailed the exact reading 9/3 4/3 by 6.4 nats and the turn went unflagged;
+    as one digit read beside its square it is a close rival."""
+    from digitise.solve.evidence import DISPLACED, EDIT
+
+    board = BoardReading(3, {"B3": (CellReading((1, 6), 0.7847), CellReading((6,), 0.1364), CellReading((1,), 0.0158),
+                                    CellReading((2, 6), 0.0158), CellReading((6, 6), 0.0158))}, 0.0, 0.0, 0.0)
+    ev = BoardEvidence(board)
+    written, read = {"B2": (1,), "B3": (6,)}, {"B3": (1, 6)}
+    assert math.isclose(ev.score(read), 0.0, abs_tol=1e-9)
+    assert math.isclose(ev.score(written), DISPLACED, abs_tol=1e-9)
+    assert EDIT + math.log(0.1364 / 0.7847) < DISPLACED < 0.0
+    # Not beside: B5 is no neighbour of B3, so a "1" there is still a digit the reader missed.
+    assert ev.score({"B5": (1,), "B3": (6,)}) < DISPLACED
