@@ -52,6 +52,7 @@ from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.mat import format_mat, read_mat, read_mat_strict
 from digitise.solve.compare import compare, game_turns
+from tests.conftest import real_matches
 from tests.test_end_to_end import aligned_report
 
 SEED_START = 9000
@@ -66,12 +67,6 @@ def bench_match(index: int, seed_start: int = SEED_START) -> tuple[str, MatchRec
     options = SelfPlayOptions(length=LENGTHS[index % len(LENGTHS)], players=NAMES[index % len(NAMES)],
                               metadata=(("Event", "digitise benchmark"), ("Round", str(index + 1))))
     return f"m{seed}", play_match(seed, options)
-
-
-def real_matches() -> list[Path]:
-    """The real (human) matches of ``../shared/data/matches``, sorted; empty when they are not there."""
-    folder = Path(os.environ.get("DIGITISE_SHARED", ROOT.parent / "shared")) / "data" / "matches"
-    return sorted(folder.glob("*.mat"))
 
 
 def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) -> tuple[str, int]:

@@ -5,8 +5,10 @@ explanation that writes exactly the top candidate of every cell scores 0 (a
 doublet's unplayed dice in the centre also carry how likely their way of
 being written is, :func:`centre_forms`), and every departure costs what the
 reader said it was worth (the log-ratio of the candidate used to the best
-one) or, for digits the reader did not offer at all, :data:`EDIT` per digit. Every board score is therefore <= 0, which lets
-the search treat a partial score as an upper bound of the final one.
+one) or, for digits the reader did not offer at all, :data:`EDIT` per digit
+(a digit it read in the neighbouring point square instead,
+:data:`DISPLACED`). Every board score is therefore <= 0, which lets the
+search treat a partial score as an upper bound of the final one.
 """
 
 from __future__ import annotations
@@ -147,7 +149,6 @@ class BoardEvidence:
                 rest += sum(p for digits, p in usable if not digits)
             if rest > 0.02:
                 self._residual[name] = math.log(rest / top)
-        self._tops = {name: set(c[0][0]) for name, c in self._candidates.items() if c}
         self._memo: dict[tuple[str, tuple[int, ...]], float] = {}
         self._writing: dict[tuple[str, tuple[int, ...]], float] = {}
         self.empty_total = sum(self.cell_score(name, ()) for name in self._candidates)
@@ -232,10 +233,10 @@ class BoardEvidence:
             # One digit the reader saw in the neighbouring square instead, when that fits better.
             for name, digits in cells.items():
                 for digit in set(digits):
-                    if digit in self._tops.get(name, ()):
+                    if digit in self.top(name):
                         continue
                     for other in _NEIGHBOURS.get(name, ()):
-                        if digit not in self._tops.get(other, ()):
+                        if digit not in self.top(other):
                             continue
                         moved = dict(cells)
                         rest = list(digits)

@@ -327,9 +327,9 @@ class Searcher:
         the wrong position cannot explain what follows. So when the best
         explanation of a board is poor or a repair, the search backs up
         :data:`REPAIR_REACH` boards, marks those its explanation fits loosely
-        (and, :data:`SHAKY_REACH` boards back, those the reader was unsure of)
-        :attr:`wide` (every legal play of every roll is weighed there) and goes on from there again, once per
-        troubled board.
+        (and, :data:`SHAKY_REACH` boards back, those the reader was unsure
+        of) :attr:`wide` (every legal play of every roll is weighed there)
+        and goes on from there again, once per troubled board.
         """
         start = self.start if self.start is not None else State.start(self.length)
         root = Node(None, None, ("root",), (), start, 0.0, 0.0, ())
@@ -372,8 +372,8 @@ class Searcher:
                         break
             # Weighed again even when it was weighed as tied with the best: as the leader after the
             # board it also searches a widened board's every roll (WIDE_LEADERS), as it did not before.
-            ranks = {id(node): rank for rank, node in enumerate(beam)}
-            late = [(lead, node) for lead, node in enumerate(after) if ranks[id(node)] >= LEADERS]
+            late = [(lead, node) for lead, node in enumerate(after)
+                    if not any(node is first for first in beam[:LEADERS])]
             if late:
                 again = {id(node) for _, node in late}
                 options = [o for o in options if id(o[1]) not in again]
