@@ -310,11 +310,14 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: distort training cells (scale, slant, ink level, stroke width); off as shipped.")
 @click.option("--elastic", type=click.FloatRange(0.0, 8.0), default=0.0, show_default=True,
               help="--cellnet: bend training cells' strokes by a smooth random field of about this many pixels.")
+@click.option("--second", is_flag=True,
+              help="--cellnet: write the models as the second of their kind (cellnet_point_b.onnx...), "
+                   "averaged with the first by the reader.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
-          cache: Path | None, augment: bool, elastic: float, force: bool) -> None:
+          cache: Path | None, augment: bool, elastic: float, second: bool, force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
@@ -324,7 +327,8 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    epochs=epochs or POINT_EPOCHS,
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
-                                                   augment=augment, elastic=elastic, overwrite=force),
+                                                   augment=augment, elastic=elastic, second=second,
+                                                   overwrite=force),
                                     progress=lambda line: click.echo(line, err=True))
         for kind, figures in net_report.figures.items():
             val = figures["validation"]

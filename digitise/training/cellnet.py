@@ -22,6 +22,11 @@ generated cells between runs; the model's JSON says how it was trained):
     digitise train --cellnet --only centre --matches 1 --centre-matches 1500 \
         --centre-epochs 24 --augment --seed 3 -o digitise/vision/models
 
+``--second`` writes a model as the second of its kind
+(``cellnet_point_b.onnx``, ``cellnet_centre_b.onnx``): placed beside the
+first, the reader answers with the mean of the two (none is shipped; see
+:data:`digitise.vision.cellnet.POINT_MODEL_B`).
+
 PyTorch is imported inside the functions that need it: a training-time
 extra, never needed to read.
 """
@@ -46,10 +51,12 @@ from digitise.training.calibration import expected_calibration_error, fit_temper
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.vision.cellnet import (
     CENTRE_MODEL,
+    CENTRE_MODEL_B,
     CENTRE_SHAPE,
     MARKS,
     MAX_COUNT,
     POINT_MODEL,
+    POINT_MODEL_B,
     POINT_SHAPE,
     VALUES,
     best_multisets,
@@ -104,6 +111,9 @@ class CellNetOptions:
     elastic: float = 0.0
     #: Which models to train ("point", "centre").
     kinds: tuple[str, ...] = ("point", "centre")
+    #: Write them as the second model of their kind (cellnet_point_b.onnx, cellnet_centre_b.onnx): shipped
+    #: beside the first, the reader answers with the mean of the two.
+    second: bool = False
     overwrite: bool = False
 
 
@@ -437,8 +447,9 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         import torch
     except ImportError as exc:
         raise MissingDependencyError("PyTorch is needed for training: pip install 'digitise[train]'") from exc
-    targets = {kind: options.output / model.name for kind, model in (("point", POINT_MODEL), ("centre", CENTRE_MODEL))
-               if kind in options.kinds}
+    models = (("point", POINT_MODEL_B), ("centre", CENTRE_MODEL_B)) if options.second else \
+        (("point", POINT_MODEL), ("centre", CENTRE_MODEL))
+    targets = {kind: options.output / model.name for kind, model in models if kind in options.kinds}
     for path in targets.values():
         for p in (path, path.with_suffix(".json")):
             if p.exists() and not options.overwrite:
@@ -488,7 +499,7 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                 "multi_matches": options.multi_matches,
                 "val_matches": list(options.val_matches), "epochs": options.epochs,
                 "centre_epochs": options.centre_epochs, "seed": options.seed, "augment": options.augment,
-                "elastic": options.elastic,
+                "elastic": options.elastic, "second": options.second,
             },
             "figures": figures[kind],
         }

@@ -74,6 +74,13 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
         assert p[:, :HEADS * COUNTS].reshape(3, HEADS, COUNTS).sum(axis=2) == pytest.approx(1.0, abs=1e-5)
     with pytest.raises(OutputError, match="exists already"):
         train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1))
+    # A second model of a kind goes beside the first, under the name the reader averages in.
+    first = {path: path.read_bytes() for path in report.models}
+    second = train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1, seed=2, second=True,
+                                           kinds=("point",)))
+    assert [path.name for path in second.models] == ["cellnet_point_b.onnx"]
+    assert (out / "cellnet_point_b.json").is_file()
+    assert {path: path.read_bytes() for path in report.models} == first
 
 
 def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(tmp_path: Path) -> None:

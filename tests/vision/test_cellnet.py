@@ -313,6 +313,32 @@ def test_a_mean_of_models_answers_their_mean_probabilities() -> None:
         MeanCellNet(())
 
 
+def test_a_second_model_of_a_kind_is_averaged_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from digitise.vision import cellnet
+
+    if not cellnets_available():
+        pytest.skip("whole-cell models not shipped")
+    second = tmp_path / "cellnet_point_b.onnx"
+    shutil.copyfile(cellnet.POINT_MODEL, second)
+    shutil.copyfile(cellnet.POINT_MODEL.with_suffix(".json"), second.with_suffix(".json"))
+    monkeypatch.setattr(cellnet, "POINT_MODEL_B", second)
+    monkeypatch.setattr(cellnet, "CENTRE_MODEL_B", tmp_path / "absent.onnx")
+    cellnet.load_cellnets.cache_clear()
+    try:
+        point, centre = cellnet.load_cellnets()
+        assert isinstance(point, cellnet.ShiftedCellNet) and isinstance(centre, cellnet.ShiftedCellNet)
+        assert isinstance(point.net, cellnet.MeanCellNet) and len(point.net.nets) == 2
+        assert not isinstance(centre.net, cellnet.MeanCellNet)
+        # Two copies of one model: their mean is that model's answer.
+        inputs = np.random.default_rng(5).random((3, *POINT_SHAPE)).astype(np.float32)
+        alone = OnnxCellNet(cellnet.POINT_MODEL, POINT_SHAPE).predict(inputs)
+        assert point.net.predict(inputs) == pytest.approx(alone, abs=1e-6)
+    finally:
+        cellnet.load_cellnets.cache_clear()
+
+
 class _Ink:
     """A fake cell model whose answer for value 1 is how much ink its input has in one pixel."""
 
