@@ -26,6 +26,7 @@ import numpy as np
 from digitise.errors import InputError, OptionError
 from digitise.fileio import write_atomic
 from digitise.sheet.geometry import Rect, Template, px_per_mm
+from digitise.sheet.layout import FIELD_LABELS
 
 #: Grey level of the cell lines (0 black, 1 white) when the file gives none.
 LINE_GREY = 0.55
@@ -38,15 +39,6 @@ INDEX_GREY = 0.45
 LABEL_MM = 1.7
 INDEX_MM = 3.4
 FOOTER_MM = 1.5
-FIELD_LABELS = {
-    "event": "Event",
-    "date": "Date",
-    "round": "Round",
-    "match_length": "Match to",
-    "player_top": "Black (top)",
-    "player_bottom": "White (bottom)",
-    "page": "Page",
-}
 
 
 @dataclass(frozen=True, slots=True)
