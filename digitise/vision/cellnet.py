@@ -322,15 +322,16 @@ def load_cellnets() -> tuple[CellNet, CellNet]:
     """The shipped (point, centre) models, loaded once per process (each kind's two, averaged, when
     POINT_MODEL_B or CENTRE_MODEL_B is shipped), each asked again about shifted inputs (every centre; point squares
     it is unsure of)."""
-    centre: CellNet = OnnxCellNet(CENTRE_MODEL, CENTRE_SHAPE)
-    if CENTRE_MODEL_B.is_file():
-        centre = MeanCellNet((centre, OnnxCellNet(CENTRE_MODEL_B, CENTRE_SHAPE)))
-    centre = ShiftedCellNet(centre, SHIFTS, SHIFT_TEMPERATURE)
-    point: CellNet = OnnxCellNet(POINT_MODEL, POINT_SHAPE)
-    if POINT_MODEL_B.is_file():
-        point = MeanCellNet((point, OnnxCellNet(POINT_MODEL_B, POINT_SHAPE)))
-    point = ShiftedCellNet(point, SHIFTS, SHIFT_TEMPERATURE, unsure_below=POINT_UNSURE)
+    centre = ShiftedCellNet(_one_kind(CENTRE_MODEL, CENTRE_MODEL_B, CENTRE_SHAPE), SHIFTS, SHIFT_TEMPERATURE)
+    point = ShiftedCellNet(_one_kind(POINT_MODEL, POINT_MODEL_B, POINT_SHAPE), SHIFTS, SHIFT_TEMPERATURE,
+                           unsure_below=POINT_UNSURE)
     return point, centre
+
+
+def _one_kind(first: Path, second: Path, shape: tuple[int, int]) -> CellNet:
+    """The model at ``first``, or its mean with the one at ``second`` when that is shipped too."""
+    net = OnnxCellNet(first, shape)
+    return MeanCellNet((net, OnnxCellNet(second, shape))) if second.is_file() else net
 
 
 def prepare(ink: np.ndarray, centre: bool) -> np.ndarray:
