@@ -97,12 +97,19 @@ class ReviewServer(ThreadingHTTPServer):
         return thread
 
 
+#: Seconds the server waits for a request's missing bytes before it drops the connection.
+BODY_TIMEOUT_SECONDS = 10.0
+
+
 class ReviewHandler(BaseHTTPRequestHandler):
     """Routes requests to the session; every answer is a file, an image or JSON."""
 
     server: ReviewServer
     server_version = "digitise-review"
     sys_version = ""
+    #: Seconds a connection may sit silent (a body shorter than its Content-Length): then it is dropped,
+    #: not left holding a thread.
+    timeout = BODY_TIMEOUT_SECONDS
 
     def log_message(self, format: str, *args: Any) -> None:
         # Quiet: the CLI prints the address; request logs would bury it.
@@ -155,7 +162,14 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if content_type != "application/json":
             # Also keeps other web sites from posting here with a plain form.
             raise RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send the correction as application/json")
-        raw = self.rfile.read(length)
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raw = b""
+        if len(raw) < length:
+            # What is left of the stream cannot be trusted to start the next request.
+            self.close_connection = True
+            raise RequestError(HTTPStatus.BAD_REQUEST, "the body is shorter than its Content-Length")
         try:
             return json.loads(raw.decode("utf-8"))
         except ValueError as exc:  # not UTF-8, not JSON, or a number too long for Python to read
@@ -177,6 +191,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.BAD_REQUEST, where + exc.reason if exc.path == "request" else exc.message)
         except (BrokenPipeError, ConnectionResetError):
             pass
+        except TimeoutError:
+            # The client went silent before its answer: nobody to tell.
+            self.close_connection = True
 
     # -- routes ------------------------------------------------------------------------------------
 
@@ -190,7 +207,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
         self._guarded(self._post)
 
     def do_PUT(self) -> None:
-        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST")
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, json.dumps({"error": "only GET and POST"}).encode("utf-8"),
+                   "application/json; charset=utf-8", {"Allow": "GET, HEAD, POST"})
 
     do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = do_PUT
 
@@ -292,7 +310,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
         elif path == "/api/match":
             self._json(HTTPStatus.OK, session.set_header(self._body()))
         elif path == "/api/save":
-            self._body()  # an empty object: the JSON body keeps other sites from posting a plain form here
+            # An empty object: a JSON body keeps other sites from posting a plain form here.
+            if self._body() != {}:
+                raise RequestError(HTTPStatus.BAD_REQUEST, "send {} to save the match")
             self._json(HTTPStatus.OK, session.save_mat())
         else:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")

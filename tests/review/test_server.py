@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from digitise.game.position import Position
-from digitise.review.corrections import corrections_path, load_corrections
 from digitise.review.server import MAX_BODY, ReviewServer
+from digitise.solve.corrections import corrections_path, load_corrections
 
 
 def request(
@@ -191,8 +191,32 @@ def test_request_limits(review_server: ReviewServer) -> None:
     status, _, _ = request(review_server, "POST", "/api/correct", b"{}",
                            {"Content-Type": "application/json", "Origin": "http://evil.example"})
     assert status == 403
-    assert request(review_server, "DELETE", "/api/correct")[0] == 405
+    status, headers, _ = request(review_server, "DELETE", "/api/correct")
+    assert status == 405 and headers["Allow"] == "GET, HEAD, POST"
     assert request(review_server, "POST", "/api/nothing", b"{}", {"Content-Type": "application/json"})[0] == 404
+    status, _, body = request(review_server, "POST", "/api/save", b"42", {"Content-Type": "application/json"})
+    assert status == 400 and "{}" in json.loads(body)["error"]
+
+
+def test_a_body_shorter_than_its_length_is_refused_not_waited_for(review_server: ReviewServer,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from digitise.review import server as server_module
+
+    # The server's wait for the missing bytes, shortened for the test (10 s when serving).
+    monkeypatch.setattr(server_module.ReviewHandler, "timeout", 0.5)
+    host, port = review_server.server_address[:2]
+    with socket.create_connection((str(host), int(port)), timeout=10) as raw:
+        raw.sendall(b"POST /api/correct HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 100\r\n\r\n{}")
+        # The server closes the connection after its answer: read to the end.
+        chunks = []
+        while chunk := raw.recv(65536):
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode("latin-1")
+    assert answer.startswith(("HTTP/1.0 400", "HTTP/1.1 400")), answer[:80]
+    assert "shorter than its Content-Length" in answer
 
 
 def test_export_without_a_solved_match_is_a_clear_409(review_server: ReviewServer) -> None:
