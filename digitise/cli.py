@@ -61,7 +61,9 @@ def _reports_errors(func: F) -> F:
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug logging.")
 def cli(verbose: bool) -> None:
     """Read handwritten backgammon recording notes into .mat match files."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s: %(message)s")
+    from digitise.pipeline import LOG_FORMAT
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format=LOG_FORMAT)
 
 
 # Commands are added below, one function each. Keep them thin: parse options,
@@ -144,7 +146,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import ScanOptions, is_terminal
+    from digitise.pipeline import ScanOptions, is_terminal, summary_path
     from digitise.pipeline import batch as run_batch
 
     bar = None
@@ -178,16 +180,13 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
                         progress=progress, page_progress=page_read if terminal else None, started=started)
     if bar is not None:
         bar.close()
-    counts: dict[str, int] = {}
-    for r in summary.results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    written = "" if summary.summary_error else f"; summary in {output_dir / 'summary.json'}"
-    click.echo(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" in {summary.seconds:.1f} s{written}")
+    written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
+    click.echo(", ".join(f"{n} {s}" for s, n in summary.counts.items()) + f" in {summary.seconds:.1f} s{written}")
     to_review = 0
     for r in summary.results:
         if r.status == "failed":
             click.echo(f"digitise: failed: {r.reason}", err=True)
-        elif r.report and (r.status == "flagged" or r.status == "skipped" and r.flagged):
+        elif r.needs_review:
             # Flags count boards set aside as well as turns: "3 of 40 turns" only when they are all turns.
             turns = (f"{r.flagged} of {_count(r.turns, 'turn')} flagged; " if 0 < r.flagged <= r.turns
                      else f"{r.flagged} flagged ({_count(r.turns, 'turn')}); " if r.flagged else "")
@@ -336,9 +335,9 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                        f"ECE {val['ece_top1']:.3f}")
         click.echo("wrote " + ", ".join(str(p) for p in net_report.models))
         return
-    from digitise.training.train import TrainOptions, train_classifier
+    from digitise.training.train import GLYPH_EPOCHS, TrainOptions, train_classifier
 
-    report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs or 10,
+    report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs or GLYPH_EPOCHS,
                                            seed=seed,
                                            cells=cells, jobs=jobs, overwrite=force))
     test = report.figures["test_clean_glyphs"]
@@ -360,22 +359,14 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
     """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
-    from digitise.errors import InputError
-    from digitise.fileio import check_outputs, write_atomic
-    from digitise.notation.readings import readings_to_json, renumbered
-    from digitise.vision.read import read_pages
+    from digitise.pipeline import read_to_file
 
-    check_outputs([output], force, inputs=pages)
-    outcome = read_pages(list(pages), template, header=not no_header, debug_dir=debug_dir, overwrite=force)
-    if not outcome.readings.pages:
-        # Nothing to write: the first problem is the error (one line, naming the file).
-        raise outcome.errors[0] if outcome.errors else InputError("no page could be read", pages[0])
-    for problem in outcome.errors:
-        click.echo(f"digitise: page skipped: {problem.message}", err=True)
-    # One number per page of the pile, as scan numbers them (each file numbers its own pages from 1).
-    write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=force)
-    click.echo(f"{output}: {len(outcome.readings.pages)} pages read, {len(outcome.errors)} skipped")
-    raise SystemExit(int(ExitCode.BAD_INPUT) if outcome.errors else int(ExitCode.OK))
+    summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
+                           overwrite=force)
+    for problem in summary.skipped:
+        click.echo(f"digitise: page skipped: {problem}", err=True)
+    click.echo(f"{summary.output}: {summary.pages} pages read, {len(summary.skipped)} skipped")
+    raise SystemExit(int(summary.exit_code))
 
 
 @cli.command()

@@ -114,7 +114,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     page is read (progress).
     """
     from digitise.notation.readings import renumbered
-    from digitise.review.apply import solve_with_corrections
+    from digitise.solve.reviewed import solve_with_corrections
     from digitise.vision.read import read_pages
 
     if not pages:
@@ -149,6 +149,43 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
 
 
+@dataclass(frozen=True, slots=True)
+class ReadSummary:
+    """What ``digitise read`` wrote: the pages read, and the pages it could not read (one line each)."""
+
+    output: str
+    pages: int
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """BAD_INPUT when a page was skipped (the readings lack it), else OK."""
+        return ExitCode.BAD_INPUT if self.skipped else ExitCode.OK
+
+
+def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = None, header: bool = True,
+                 debug_dir: Path | None = None, overwrite: bool = False) -> ReadSummary:
+    """``digitise read``: ``pages`` read into the readings file ``output`` (for ``digitise solve``).
+
+    Pages are numbered in pile order, as ``scan`` numbers them (each file
+    numbers its own pages from 1). A page that cannot be read is skipped and
+    listed; raises :class:`DigitiseError` when no page at all could be read.
+    """
+    from digitise.notation.readings import readings_to_json, renumbered
+    from digitise.vision.read import read_pages
+
+    if not pages:
+        raise InputError("no pages given")
+    check_inputs(pages)
+    check_outputs([output], overwrite, inputs=pages)
+    outcome = read_pages(list(pages), template, header=header, debug_dir=debug_dir, overwrite=overwrite)
+    if not outcome.readings.pages:
+        # Nothing to write: the first problem is the error (one line, naming the file).
+        raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
+    write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
+    return ReadSummary(str(output), len(outcome.readings.pages), tuple(err.message for err in outcome.errors))
+
+
 def solve_readings(readings_path: Path, output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
     """``digitise solve``: a readings file (from ``digitise read``) solved into the ``.mat`` (and report).
 
@@ -156,7 +193,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     these readings is refused, naming the boards.
     """
     from digitise.notation.readings import load_readings, renumbered
-    from digitise.review.apply import solve_with_corrections
+    from digitise.solve.reviewed import solve_with_corrections
 
     _check_report_name(report)
     _check_match_outputs(output, report, None, options, [readings_path])
@@ -191,7 +228,7 @@ def _reviewed(options: ScanOptions) -> tuple[dict[tuple[int, int], str], ScanOpt
     """
     if options.corrections is None:
         return {}, options
-    from digitise.review.corrections import load_corrections_file
+    from digitise.solve.corrections import load_corrections_file
 
     reviewed = load_corrections_file(options.corrections)
     players, length = reviewed.header.over(options.players, options.length)
@@ -403,7 +440,14 @@ class JobResult:
     #: The match's report (for ``digitise review``), when it has one.
     report: str | None = None
 
+    @property
+    def needs_review(self) -> bool:
+        """Whether the match has a report with flagged turns (converted now, or by an earlier run)."""
+        return bool(self.report) and (self.status == "flagged" or (self.status == "skipped" and self.flagged > 0))
 
+
+#: The batch's own log, in the output folder.
+SUMMARY_NAME = "summary.json"
 #: Files ``batch`` writes itself: skipped when the output folder is the input folder.
 OUTPUT_SUFFIXES = (".mat", ".report.json", ".readings.json", ".corrections.json")
 
@@ -456,7 +500,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
             name = entry.name
         elif entry.suffix.lower() in IMAGE_SUFFIXES:
             pages, name = (entry,), entry.stem
-        elif in_place and (entry.name == "summary.json" or entry.name.endswith(OUTPUT_SUFFIXES)):
+        elif in_place and (entry.name == SUMMARY_NAME or entry.name.endswith(OUTPUT_SUFFIXES)):
             continue  # this batch's own output, from an earlier run
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
@@ -508,7 +552,7 @@ _page_read: Callable[[str], None] | None = None
 
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
-    from digitise.review.corrections import corrections_path
+    from digitise.solve.corrections import corrections_path
 
     start = time.perf_counter()
     tell = _page_read
@@ -533,9 +577,15 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
                      report=str(job.report))
 
 
-def _init_worker(events: Any = None) -> None:
+#: How log lines look on stderr (the CLI sets it up; batch workers, separate processes, copy it).
+LOG_FORMAT = "%(levelname)s: %(message)s"
+
+
+def _init_worker(events: Any = None, log_level: int = logging.WARNING) -> None:
     global _page_read
     _page_read = events.put if events is not None else None
+    # A worker is a fresh process: without this, -v would lose a crashed job's traceback there.
+    logging.basicConfig(level=log_level, format=LOG_FORMAT)
     # One process per core: keep each library single-threaded so jobs don't fight.
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
@@ -570,15 +620,27 @@ class BatchSummary:
             return ExitCode.FLAGGED
         return ExitCode.OK
 
-    def to_json(self) -> str:
-        """The ``summary.json`` document."""
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many jobs ended in each status, by status name."""
         counts: dict[str, int] = {}
         for r in self.results:
             counts[r.status] = counts.get(r.status, 0) + 1
-        doc = {
-            "counts": dict(sorted(counts.items())),
-            "jobs": [{k: v for k, v in asdict(r).items() if k != "seconds"} for r in self.results],
-        }
+        return dict(sorted(counts.items()))
+
+    def to_json(self, folder: Path | None = None) -> str:
+        """The ``summary.json`` document; with ``folder`` (where it is written), report paths relative to it.
+
+        Relative, the file is the same whichever way the output folder was
+        named (``out``, ``./out``, ``/abs/out``) and stays right when the folder moves.
+        """
+        jobs = []
+        for r in self.results:
+            job = {k: v for k, v in asdict(r).items() if k != "seconds"}
+            if folder is not None and r.report:
+                job["report"] = Path(os.path.relpath(real_path(r.report), real_path(folder))).as_posix()
+            jobs.append(job)
+        doc = {"counts": self.counts, "jobs": jobs}
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -648,7 +710,8 @@ def batch(
             while events is not None and page_progress is not None and not events.empty():
                 page_progress(events.get())
 
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(events,),
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                                 initargs=(events, logging.getLogger().getEffectiveLevel()),
                                  mp_context=context) as pool:
             pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in by_size}
             while pending:
@@ -673,7 +736,7 @@ def batch(
                            loose_pages=loose)
     try:
         # The summary is the batch's own log: each run replaces it on purpose.
-        write_atomic(output_dir / "summary.json", summary.to_json(), overwrite=True)
+        write_atomic(summary_path(output_dir), summary.to_json(output_dir), overwrite=True)
     except DigitiseError as exc:
         # Said after the matches' own results: losing the file must not lose the list of what failed.
         return replace(summary, summary_error=exc)
@@ -685,7 +748,7 @@ def _converted_before(job: Job) -> JobResult:
 
     Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
     """
-    from digitise.review.corrections import read_reviewed
+    from digitise.solve.corrections import read_reviewed
 
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
     try:
@@ -699,9 +762,9 @@ def _converted_before(job: Job) -> JobResult:
 PAGE_POLL_SECONDS = 0.2
 
 
-def iter_failures(summary: BatchSummary) -> Iterator[JobResult]:
-    """The failed jobs of a batch, for the final report."""
-    return (r for r in summary.results if r.status == "failed")
+def summary_path(output_dir: Path) -> Path:
+    """Where ``batch`` writes its ``summary.json`` in ``output_dir``."""
+    return output_dir / SUMMARY_NAME
 
 
 def is_terminal() -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,25 @@ def test_batch_survives_a_crashing_job(tmp_path: Path) -> None:
     crashed = next(r for r in summary.results if r.name == "m2")
     assert crashed.status == "failed" and "worker bug" in crashed.reason
     assert next(r for r in summary.results if r.name == "m1").status == "done"
+
+
+def _level_runner(job: Job, options: ScanOptions) -> JobResult:
+    """Says, as its reason, the logging level of the process it runs in."""
+    return JobResult(job.name, "done", len(job.pages), str(logging.getLogger().getEffectiveLevel()))
+
+
+def test_workers_log_at_the_callers_level(tmp_path: Path) -> None:
+    # -v must reach the worker processes, or a crashed job's traceback (logged there) is lost.
+    root = logging.getLogger()
+    before = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=2, runner=_level_runner)
+    finally:
+        root.setLevel(before)
+    ran = [r for r in summary.results if r.status == "done"]
+    assert [r.name for r in ran] == ["m1", "m2", "single"]
+    assert {r.reason for r in ran} == {str(logging.DEBUG)}
 
 
 def test_rerun_skips_done_matches_unless_forced(tmp_path: Path) -> None:
@@ -302,6 +322,19 @@ def test_pages_are_ordered_folder_by_folder_then_by_exact_name(tmp_path: Path) -
         "Page2.png", "page2.png", "page9.png", "a/page1.png", "a/page10.png", "b/page1.png"]
 
 
+def test_summary_is_the_same_however_the_output_folder_is_named(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for out in (Path("out1"), tmp_path / "out2"):
+        out.mkdir()
+        (out / "m1.mat").write_text("done before\n")
+        (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+        batch(Path("scans"), out, ScanOptions(), jobs=1, runner=_fake_runner)
+    assert (tmp_path / "out1" / "summary.json").read_bytes() == (tmp_path / "out2" / "summary.json").read_bytes()
+    assert scans.is_dir()
+
+
 def test_a_re_run_keeps_what_the_skipped_matches_reports_say(tmp_path: Path) -> None:
     """summary.json is rewritten by every run: a match skipped as done keeps its turns and flags there."""
     scans = _tree(tmp_path)
@@ -313,7 +346,8 @@ def test_a_re_run_keeps_what_the_skipped_matches_reports_say(tmp_path: Path) -> 
     batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
     jobs = {j["name"]: j for j in json.loads((out / "summary.json").read_text())["jobs"]}
     assert (jobs["m1"]["status"], jobs["m1"]["turns"], jobs["m1"]["flagged"]) == ("skipped", 40, 3)
-    assert jobs["m1"]["report"] == str(out / "m1.report.json")
+    # Relative to the summary's folder: the same bytes however the output folder was named.
+    assert jobs["m1"]["report"] == "m1.report.json"
     assert (jobs["single"]["status"], jobs["single"]["turns"], jobs["single"]["report"]) == ("skipped", 0, None)
     assert (out / "m1.mat").read_text() == "done before\n"
 

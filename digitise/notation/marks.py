@@ -14,6 +14,9 @@ from digitise.game.position import Side
 
 POINT_CELLS: tuple[str, ...] = tuple(f"B{i}" for i in range(1, 13)) + tuple(f"W{i}" for i in range(1, 13))
 CELL_NAMES: tuple[str, ...] = POINT_CELLS + ("Boff", "Woff", "centre", "Bres", "Wres")
+#: The squares of a board's two rows as printed, left to right: result, points 12 down to 1, off.
+TOP_ROW: tuple[str, ...] = ("Bres",) + tuple(f"B{i}" for i in range(12, 0, -1)) + ("Boff",)
+BOTTOM_ROW: tuple[str, ...] = ("Wres",) + tuple(f"W{i}" for i in range(12, 0, -1)) + ("Woff",)
 #: Cells whose digits form a number (0-9 each); elsewhere digits are dice (1-6).
 NUMBER_CELLS: frozenset[str] = frozenset({"Bres", "Wres"})
 BOARDS_PER_PAGE = 8

@@ -17,8 +17,8 @@ from typing import Any
 
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key
-from digitise.review.corrections import read_reviewed
 from digitise.review.session import ReviewSession
+from digitise.solve.corrections import read_reviewed
 
 #: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
 NOT_REPORTS = (".readings.json", ".corrections.json")

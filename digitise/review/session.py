@@ -28,8 +28,7 @@ from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
-from digitise.review.apply import corrected_cells, corrected_readings, turn_at, turns_by_board
-from digitise.review.corrections import (
+from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
     absent_boards,
@@ -41,6 +40,7 @@ from digitise.review.corrections import (
     save_corrections,
     unfitting,
 )
+from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
 
 log = logging.getLogger(__name__)
 
@@ -164,15 +164,13 @@ def scan_header(report: Mapping[str, Any]) -> MatchHeader:
     )
 
 
-def default_solver(report: Mapping[str, Any]) -> Solver | None:
-    """The real solver, run with the players and length the report was made with; None when absent.
+def default_solver(report: Mapping[str, Any]) -> Solver:
+    """The real solver, run with the players and length the report was made with.
 
     The reviewer's names and length, when set, win over the scan's.
     """
-    try:
-        from digitise.solve import solve
-    except ImportError:
-        return None
+    from digitise.solve import solve
+
     told = scan_header(report)
 
     def run(readings: Any, corrections: Mapping[tuple[int, int], str],
@@ -793,7 +791,7 @@ def save_learning_crops(
 
     page = load_page(source)
     if page is None or source.box is None:
-        raise ValueError(f"cannot read page image {source.image}")
+        raise PageError("cannot read the page image", source.image)
     saved = 0
     board_index = cells_board = None
     try:

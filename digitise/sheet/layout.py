@@ -2,9 +2,9 @@
 
 The geometry files are generated, never hand-typed: every measure below is
 derived from the paper size and a few design constants, so the two papers
-share one layout and a change is one edit. Run ``python -m
-digitise.sheet.layout`` to regenerate the committed JSON (it is
-deterministic: all measures are rounded to 0.01 mm).
+share one layout and a change is one edit. :func:`write_templates`
+regenerates the committed JSON (it is
+deterministic: all measures are rounded to 0.01 mm): ``scripts/make-templates``.
 
 Layout, landscape, millimetres from the top-left corner:
 
@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from digitise.fileio import make_folder, write_atomic
+from digitise.notation.marks import BOTTOM_ROW, TOP_ROW
+from digitise.sheet.geometry import TEMPLATES_DIR
 
 #: Paper sizes, landscape (width, height) in mm.
 PAPERS: dict[str, tuple[float, float]] = {
@@ -56,8 +57,6 @@ CENTRE_H = 8.0
 DOT_OFFSET = 1.6
 DOT_RADIUS = 0.35
 
-TOP_ROW: tuple[str, ...] = ("Bres",) + tuple(f"B{i}" for i in range(12, 0, -1)) + ("Boff",)
-BOTTOM_ROW: tuple[str, ...] = ("Wres",) + tuple(f"W{i}" for i in range(12, 0, -1)) + ("Woff",)
 HEADER_ROWS: tuple[tuple[tuple[str, float], ...], ...] = (
     # (field, share of the row's width)
     (("event", 0.52), ("date", 0.26), ("round", 0.22)),
@@ -182,15 +181,8 @@ def geometry_json(paper: str) -> str:
     return json.dumps(compute_geometry(paper), indent=1, sort_keys=False) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Regenerate ``templates/*.json`` (the only place these files come from)."""
-    args = sys.argv[1:] if argv is None else argv
-    folder = make_folder(Path(args[0]) if args else Path(__file__).resolve().parents[2] / "templates")
-    for paper in sorted(PAPERS):
-        # Replaced on purpose (this is where they come from), but never left half-written.
-        write_atomic(folder / f"{paper}.json", geometry_json(paper), overwrite=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def write_templates(folder: Path = TEMPLATES_DIR) -> list[Path]:
+    """Regenerate ``templates/*.json`` in ``folder`` (the only place these files come from); their paths."""
+    make_folder(folder)
+    # Replaced on purpose (this is where they come from), but never left half-written.
+    return [write_atomic(folder / f"{paper}.json", geometry_json(paper), overwrite=True) for paper in sorted(PAPERS)]

@@ -39,6 +39,10 @@ MODEL_NAME = "glyphs"
 OTHER_SHARE = 0.3
 
 
+#: Epochs of the glyph classifier, as shipped (vision/models/glyphs.json).
+GLYPH_EPOCHS = 10
+
+
 @dataclass(frozen=True, slots=True)
 class TrainOptions:
     """What `digitise train` was asked to do."""
@@ -46,7 +50,7 @@ class TrainOptions:
     output: Path
     glyphs: Path | None = None
     synth: Path | None = None
-    epochs: int = 8
+    epochs: int = GLYPH_EPOCHS
     seed: int = 1
     cells: int = 14000
     jobs: int = 2

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from digitise.errors import OutputError
 from digitise.fileio import write_atomic
 from digitise.vision.images import PageImage
 
@@ -91,5 +92,5 @@ def write_overlay(page: PageImage, analysis: PageAnalysis, target: Path, *, over
     canvas = draw_overlay(page, analysis)
     ok, encoded = cv2.imencode(".png", canvas)
     if not ok:  # pragma: no cover - encoding a valid array does not fail
-        raise RuntimeError("cannot encode the overlay")
+        raise OutputError("cannot encode the overlay", target)
     return write_atomic(target, encoded.tobytes(), overwrite=overwrite)

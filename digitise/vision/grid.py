@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from digitise.notation.marks import BOTTOM_ROW, TOP_ROW
 from digitise.sheet.geometry import BoardGeometry, Rect, Template, board_rect
 from digitise.vision.images import histogram
 from digitise.vision.page import PageFit, project, rotation_of, scale_at
@@ -38,9 +39,6 @@ MIN_COVERAGE = 0.6
 MIN_FOUND = 0.45
 #: A measured crossing further than this (mm) from what its neighbours say is a stroke, not the line.
 NEIGHBOUR_JUMP_MM = 0.45
-
-TOP_ROW: tuple[str, ...] = ("Bres",) + tuple(f"B{i}" for i in range(12, 0, -1)) + ("Boff",)
-BOTTOM_ROW: tuple[str, ...] = ("Wres",) + tuple(f"W{i}" for i in range(12, 0, -1)) + ("Woff",)
 
 
 @dataclass(frozen=True, slots=True)

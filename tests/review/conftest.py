@@ -22,9 +22,9 @@ from digitise.game.rules import Roll, play_from_moves
 from digitise.notation.encode import turn_cells
 from digitise.notation.marks import BoardMarks
 from digitise.notation.readings import PageReading, Readings, certain_reading, readings_to_json
-from digitise.review.corrections import parse_moves
 from digitise.review.server import ReviewServer
 from digitise.review.session import ReviewSession
+from digitise.solve.corrections import parse_moves
 
 #: (player, dice, play) of the opening turns of a game.
 TURNS = [

@@ -11,9 +11,9 @@ from digitise.errors import InputError
 from digitise.game.position import Side
 from digitise.notation.mat import format_mat
 from digitise.notation.readings import load_readings
-from digitise.review.apply import corrected_reading, solve_with_corrections, turn_at
-from digitise.review.corrections import corrections_path, load_corrections, save_corrections
 from digitise.solve import solve
+from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
+from digitise.solve.reviewed import corrected_reading, solve_with_corrections, turn_at
 
 
 def test_scan_with_the_corrections_file_gives_the_corrected_match(solved_sample: tuple[Path, str]) -> None:
@@ -59,8 +59,8 @@ def test_a_corrections_hit_marks_choose_between_plays_that_end_alike() -> None:
     """6/5* 5/3 and 6/4* 4/3 move my checkers alike; the * says which, in the cells and for the solver."""
     from digitise.game.rules import Roll, legal_plays
     from digitise.notation.encode import turn_cells
-    from digitise.review.apply import corrected_cells
     from digitise.solve import parse_correction
+    from digitise.solve.reviewed import corrected_cells
     from tests.game.boards import position
 
     # Blots of the opponent on my 5 and 4 points (their 20 and 21).

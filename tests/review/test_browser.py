@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from digitise.review.corrections import corrections_path, load_corrections
 from digitise.review.session import ReviewSession
+from digitise.solve.corrections import corrections_path, load_corrections
 from tests.review.conftest import served
 
 pytestmark = pytest.mark.browser

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from digitise.cli import cli
 from digitise.errors import ExitCode
-from digitise.review.corrections import corrections_path
+from digitise.solve.corrections import corrections_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from digitise.errors import InputError
-from digitise.review.corrections import corrections_path, load_corrections
 from digitise.review.folder import ReviewFolder, find_reports
+from digitise.solve.corrections import corrections_path, load_corrections
 from tests.review.test_session import TRUE_PLAY
 
 

@@ -9,8 +9,8 @@ import cv2
 import pytest
 
 from digitise.errors import InputError
-from digitise.review.corrections import corrections_path, load_corrections, save_corrections
 from digitise.review.session import CorrectionRefused, ReviewSession
+from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
 
 #: What the damaged board (page 1, board 3) truly records.
 TRUE_PLAY = {"page": 1, "board": 3, "action": "move", "dice": [5, 1], "move": "22/21 8/3"}

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from digitise.errors import InputError
-from digitise.review.corrections import (
+from digitise.solve import parse_correction
+from digitise.solve.corrections import (
     MatchHeader,
     check_fit,
     correction_from_request,
@@ -21,7 +22,6 @@ from digitise.review.corrections import (
     save_corrections,
     unfitting,
 )
-from digitise.solve import parse_correction
 
 
 def test_round_trip_is_sorted_and_byte_stable(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from digitise.game.position import Position, Side
 from digitise.game.rules import play_from_moves
 from digitise.notation.marks import result_cell
 from digitise.notation.readings import BoardReading, CellReading, Readings
-from digitise.review.corrections import absent_boards, check_fit, unfitting
+from digitise.solve.corrections import absent_boards, check_fit, unfitting
 
 if TYPE_CHECKING:
     from digitise.solve import SolveResult
