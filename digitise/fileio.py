@@ -1,14 +1,16 @@
-"""Atomic, never-silently-overwriting output files."""
+"""Files in and out: atomic, never-silently-overwriting outputs; inputs read with one wording for every failure."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from digitise.errors import OutputError
+from digitise.errors import InputError, OutputError
 
 
 def _umask() -> int:
@@ -121,14 +123,43 @@ def why_unreadable(exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
+def read_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
+    """The UTF-8 text of the input file ``path``, or ``error`` naming it and saying why not.
+
+    ``what`` names the kind of file in the message ("a readings file").
+    """
+    source = Path(path)
+    try:
+        return source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(why_unreadable(exc), source) from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"not {what} (not UTF-8 text)", source) from exc
+
+
+def parse_json(text: str, source: str | Path | None, what: str, error: type[InputError] = InputError) -> Any:
+    """The JSON document ``text`` (from ``source``), or ``error`` saying where it stops being JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise error(f"not {what}: nested too deeply", source) from exc
+    except ValueError as exc:  # a number too long for Python to read
+        raise error(f"not {what}: {exc}", source) from exc
+
+
+def load_json(path: str | Path, what: str, error: type[InputError] = InputError) -> Any:
+    """The JSON document in the input file ``path`` (see :func:`read_text` and :func:`parse_json`)."""
+    return parse_json(read_text(path, what, error), path, what, error)
+
+
 def check_inputs(paths: Sequence[Path]) -> None:
     """Refuse, before any work, input files that are not there: a mistyped page must not shorten a match.
 
     Raises :class:`~digitise.errors.InputError` naming the first path that
     does not exist, is a link leading nowhere, or is a folder.
     """
-    from digitise.errors import InputError
-
     for path in paths:
         if not os.path.exists(path):
             raise InputError("is a link that leads nowhere (a loop or a missing target)" if os.path.islink(path)

@@ -134,7 +134,7 @@ def test_batch_input_must_be_a_folder(bad: dict[str, Path], tmp_path: Path) -> N
 
 def test_review_bad_report(bad: dict[str, Path]) -> None:
     result = run("review", bad["notes.txt"], "--no-browser", "--port", "0")
-    assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "not a JSON report")
+    assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "line 1 column 1: not JSON")
 
 
 def test_train_bad_glyph_source(bad: dict[str, Path], tmp_path: Path) -> None:

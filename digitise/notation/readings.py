@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import ReadingsError
-from digitise.fileio import why_unreadable
+from digitise.fileio import parse_json, read_text
 from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES, NUMBER_CELLS, BoardMarks
 
 
@@ -259,26 +259,13 @@ class _Checker:
 
 def parse_readings(text: str, source: str | Path | None = None) -> Readings:
     """Parse a readings JSON document; raise :class:`ReadingsError` naming the JSON path of any violation."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReadingsError(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise ReadingsError("not JSON: nested too deeply", source) from exc
-    except ValueError as exc:  # a number too long for Python to read
-        raise ReadingsError(f"not a readings file: {exc}", source) from exc
+    value = parse_json(text, source, "a readings file", ReadingsError)
     return _Checker(source).readings(value)
 
 
 def load_readings(path: str | Path) -> Readings:
     """Read and check the readings JSON file at ``path``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReadingsError(why_unreadable(exc), path) from exc
-    except UnicodeDecodeError as exc:
-        raise ReadingsError("not UTF-8 text", path) from exc
-    return parse_readings(text, path)
+    return parse_readings(read_text(path, "a readings file", ReadingsError), path)
 
 
 __all__ = [

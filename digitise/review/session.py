@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import why_unreadable, write_atomic
+from digitise.fileio import load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
@@ -271,14 +271,7 @@ class ReviewSession:
 
     @staticmethod
     def _load_report(path: Path) -> dict[str, Any]:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(why_unreadable(exc), path) from exc
-        except ValueError as exc:  # not UTF-8, not JSON, or a number too long to read
-            raise InputError(f"not a JSON report: {exc}", path) from exc
-        except RecursionError as exc:
-            raise InputError("not a digitise report: nested too deeply", path) from exc
+        doc = load_json(path, "a digitise report")
         if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
             raise InputError('not a digitise report (no "games" list)', path, "$.games")
         _check_report(doc, path)

@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from digitise.errors import TemplateError
-from digitise.fileio import why_unreadable
+from digitise.fileio import load_json
 from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES
 
 #: Where the committed geometry files live (the repository's top-level ``templates/``).
@@ -417,16 +417,4 @@ def load_template(name_or_path: str | Path = "a4") -> Template:
             known = ", ".join(template_names()) or "none"
             raise TemplateError(f"unknown paper {text!r} (known: {known})")
         path = candidate
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TemplateError(why_unreadable(exc), path) from exc
-    except UnicodeDecodeError as exc:
-        raise TemplateError("not a geometry JSON (not UTF-8 text)", path) from exc
-    try:
-        document = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise TemplateError(f"not JSON: {exc.msg}", path, where=f"line {exc.lineno}") from exc
-    except RecursionError as exc:
-        raise TemplateError("not a geometry JSON: nested too deeply", path) from exc
-    return parse_template(document, path)
+    return parse_template(load_json(path, "a geometry JSON", TemplateError), path)

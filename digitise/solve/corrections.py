@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import beside, why_unreadable, write_atomic
+from digitise.fileio import beside, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
 
@@ -271,21 +271,7 @@ def load_corrections_file(path: str | Path) -> CorrectionsFile:
     checked once solved (:func:`check_fit`).
     """
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(why_unreadable(exc), source) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError("not UTF-8 text", source) from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", source, f"line {exc.lineno}") from exc
-    except ValueError as exc:  # a number too long for Python to read
-        raise InputError(f"not a corrections file: {exc}", source) from exc
-    except RecursionError as exc:
-        raise InputError("not a corrections file: nested too deeply", source) from exc
-    return file_from_json(doc, source)
+    return file_from_json(load_json(source, "a corrections file"), source)
 
 
 def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str,

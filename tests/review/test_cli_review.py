@@ -59,7 +59,7 @@ def test_bad_report_is_one_line_and_exit_3(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["review", str(bad), "--no-browser"])
     assert result.exit_code == ExitCode.BAD_INPUT
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"digitise: error: {bad}: not a JSON report")
+    assert len(lines) == 1 and lines[0].startswith(f"digitise: error: {bad}: line 1 column 2: not JSON")
 
 
 def test_bad_corrections_file_is_one_line_and_exit_3(sample_report: Path) -> None:

@@ -138,7 +138,7 @@ def test_readings_option_and_missing_readings(solved_sample: tuple[Path, str], t
 
 @pytest.mark.parametrize(
     ("content", "reason"),
-    [("{", "not a JSON report"), ('{"turns": []}', 'no "games" list')],
+    [("{", "not JSON"), ('{"turns": []}', 'no "games" list')],
 )
 def test_bad_report_is_an_input_error(tmp_path: Path, content: str, reason: str) -> None:
     path = tmp_path / "r.json"

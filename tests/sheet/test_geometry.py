@@ -125,7 +125,7 @@ def test_unreadable_and_not_json(tmp_path: Path) -> None:
     bad.write_text("{not json", encoding="utf-8")
     with pytest.raises(TemplateError) as info:
         load_template(str(bad))
-    assert info.value.path == str(bad) and info.value.where == "line 1"
+    assert info.value.path == str(bad) and info.value.where == "line 1 column 2"
 
 
 def _mutated(change) -> TemplateError:  # type: ignore[no-untyped-def]

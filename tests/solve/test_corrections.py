@@ -50,7 +50,7 @@ def test_corrections_path_sits_next_to_the_report() -> None:
 @pytest.mark.parametrize(
     ("content", "where", "reason"),
     [
-        ("{", "line 1", "not JSON"),
+        ("{", "line 1 column 2", "not JSON"),
         ('{"format": "other", "version": 1, "corrections": {}}', "$.format", "not a corrections file"),
         ('{"format": "digitise-corrections", "version": 9, "corrections": {}}', "$.version", "unsupported version 9"),
         ('{"format": "digitise-corrections", "version": 1, "corrections": []}', "$.corrections", "must be an object"),
