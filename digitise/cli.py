@@ -91,7 +91,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("--template", help="Template name or JSON file (default: found from the page).")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order: as given, or by the page number written in the header.")
-@click.option("--corrections", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+@click.option("--corrections", type=click.Path(path_type=Path),
               help="Corrections saved by the review page, re-applied as hard constraints.")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
@@ -131,7 +131,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 
 @cli.command()
 @click.argument("input_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for each match's .mat, report and readings, and summary.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
 @click.option("--template", help="Template name or JSON file.")
@@ -209,7 +209,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
 
 @cli.command()
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter (landscape), or a geometry JSON.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("-o", "--output", type=click.Path(path_type=Path),
               help="FILE.pdf (vector, print at 100 %) or FILE.png (raster at --dpi).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=300, show_default=True, help="Resolution of a PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the geometry JSON instead.")
@@ -237,9 +237,9 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
               help="Port to listen on (0: any free port).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Keep 127.0.0.1 unless you mean to share the page.")
-@click.option("--readings", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--readings", type=click.Path(path_type=Path),
               help="The readings JSON, when the report does not name it.")
-@click.option("--learn", "learn_dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--learn", "learn_dir", type=click.Path(path_type=Path),
               help="Save corrected cells as labelled crops here, for `digitise train`.")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
 @_reports_errors
@@ -280,11 +280,11 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 
 
 @cli.command()
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, file_okay=False),
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
               help="Folder for glyphs.onnx and glyphs.json (the shipped ones: digitise/vision/models/).")
-@click.option("--glyphs", type=click.Path(path_type=Path, exists=True),
+@click.option("--glyphs", type=click.Path(path_type=Path),
               help="digits.png sheet or folder of labelled digits (default: ../shared/data/digits.png); TRAIN part only.")
-@click.option("--synth", type=click.Path(path_type=Path, exists=True, file_okay=False),
+@click.option("--synth", type=click.Path(path_type=Path),
               help="Extra labelled glyph images, <class>/<name>.png (e.g. corrected cells saved by review --learn).")
 @click.option("--epochs", type=click.IntRange(1),
               help="Training epochs (default: 10; with --cellnet the point model's, 14 as shipped).")
@@ -303,7 +303,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--centre-epochs", type=click.IntRange(1), default=36, show_default=True,
               help="--cellnet: epochs of the centre model (--epochs is the point model's).")
 @click.option("--only", type=click.Choice(["point", "centre"]), help="--cellnet: train this model only.")
-@click.option("--cache", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--cache", type=click.Path(path_type=Path),
               help="--cellnet: keep the generated cells here and reuse them.")
 @click.option("--augment", is_flag=True,
               help="--cellnet: distort training cells (scale, slant, ink level, stroke width); off as shipped.")
@@ -348,17 +348,17 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 
 @cli.command()
 @click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
               help="The readings JSON to write.")
 @click.option("--template", help="Template name (a4, letter) or geometry JSON (default: found from each page).")
-@click.option("--debug-dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--debug-dir", type=click.Path(path_type=Path),
               help="Write an overlay per page: markers, grid, cells and each cell's top reading.")
 @click.option("--no-header", is_flag=True, help="Skip the header (tesseract is the slowest step).")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
-    """Read PAGES (images or PDFs) into READINGS.json; exit 3 if any page could not be read."""
+    """Read PAGES (images or PDFs) into READINGS.json; exit 1 if a page could not be read (it is left out)."""
     from digitise.pipeline import read_to_file
 
     summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
@@ -370,8 +370,8 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
 
 
 @cli.command()
-@click.argument("match_file", metavar="MATCH.mat", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+@click.argument("match_file", metavar="MATCH.mat", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for page-001.png, page-001.truth.json, ... and match.mat.")
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter, or a geometry JSON.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same files.")
@@ -397,13 +397,13 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 
 
 @cli.command("solve")
-@click.argument("readings", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
+@click.argument("readings", type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
               help="The .mat file to write.")
-@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), help="The report JSON to write.")
+@click.option("--report", type=click.Path(path_type=Path), help="The report JSON to write.")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
-@click.option("--corrections", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+@click.option("--corrections", type=click.Path(path_type=Path),
               help="Corrections saved by the review page, applied as hard constraints.")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Files that hold a whole match's pages (one match per file in a batch).
+MATCH_FILE_SUFFIXES = frozenset({".pdf", ".tif", ".tiff"})
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".tif", ".tiff", ".pdf", ".bmp", ".webp"})
 #: Pictures that are not read (their pages would be lost without a word): inside a match's folder they
 #: are taken as pages, so each is reported as a page that could not be read and the match is flagged.
@@ -159,8 +161,8 @@ class ReadSummary:
 
     @property
     def exit_code(self) -> ExitCode:
-        """BAD_INPUT when a page was skipped (the readings lack it), else OK."""
-        return ExitCode.BAD_INPUT if self.skipped else ExitCode.OK
+        """FLAGGED when a page was skipped (written, but the readings lack it: as ``scan``), else OK."""
+        return ExitCode.FLAGGED if self.skipped else ExitCode.OK
 
 
 def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = None, header: bool = True,
@@ -303,24 +305,33 @@ def readings_beside(report: Path) -> Path:
 
 
 #: The note of ``--order header`` when some page's number could not be read.
-ORDER_KEPT = "page order: not every page's number could be read; the pages are in the order given"
+ORDER_KEPT = "page order: not every page's number could be read surely; the pages are in the order given"
+ORDER_BROKEN = ("page order: the page numbers read ({numbers}) do not run from {first} to {last} once each "
+                "(a page missing, one from another match, or a number misread); the pages are in the order given")
+#: How sure a page number must be read to sort the pile by it (a guess would move a page for nothing).
+ORDER_SURE = 0.9
 
 
 def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
-    """Readings with pages sorted by their written page number, when every page has one.
+    """Readings with pages sorted by their written page numbers, when every page has one read surely
+    (:data:`ORDER_SURE`) and together they run from the first to the last once each.
 
-    Otherwise the order given is kept, with a note (:data:`ORDER_KEPT`) that
-    the match reports: the user asked for the header's order and did not get it.
+    Otherwise the order given is kept, with a note the match reports
+    (:data:`ORDER_KEPT`, or :data:`ORDER_BROKEN` with the numbers read): the
+    user asked for the header's order and did not get it.
     """
     from dataclasses import replace
 
     numbers = []
     for page in readings.pages:
-        number, _ = _written_page_number(page)
-        if number is None:
+        number, sure = _written_page_number(page)
+        if number is None or number < 1 or sure < ORDER_SURE:
             return readings, ORDER_KEPT
         numbers.append(number)
-    order = sorted(range(len(numbers)), key=lambda i: (numbers[i], i))
+    if numbers and sorted(numbers) != list(range(min(numbers), min(numbers) + len(numbers))):
+        return readings, ORDER_BROKEN.format(numbers=", ".join(map(str, numbers)), first=min(numbers),
+                                             last=min(numbers) + len(numbers) - 1)
+    order = sorted(range(len(numbers)), key=lambda i: numbers[i])
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
 
 
@@ -731,7 +742,9 @@ def batch(
             relay_pages()
         if events is not None:
             events.close()
-    loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir)
+    # Pictures converted one a match (a PDF or TIFF is a match's file; a failed file was not converted).
+    loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir
+                and job.pages[0].suffix.lower() not in MATCH_FILE_SUFFIXES and results[job.name].status != "failed")
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start,
                            loose_pages=loose)
     try:

@@ -714,3 +714,20 @@ def test_closed_out_turns_are_counted_in_the_report(tmp_path: Path) -> None:
                "--report", tmp_path / "n.json")
     assert once.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), once.output
     assert json.loads((tmp_path / "n.json").read_text())["closed_out"] == 0
+
+
+def test_missing_inputs_and_unwritable_outputs_have_their_own_exit_codes(tmp_path: Path) -> None:
+    """Not usage errors (2): a file that is not there is bad input (3), an output that cannot be made is 4."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    result = run("solve", folder, "-o", tmp_path / "x.mat")
+    assert_one_error(result, ExitCode.BAD_INPUT, "folder", "is a folder, not a file")
+    result = run("solve", READINGS, "-o", tmp_path / "y.mat", "--corrections", tmp_path / "none.json")
+    assert_one_error(result, ExitCode.BAD_INPUT, "none.json", "no such file")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "page-001.jpg")
+    result = run("batch", scans, "-o", a_file)
+    assert result.exit_code == int(ExitCode.OUTPUT) and "a-file" in result.stderr, result.output

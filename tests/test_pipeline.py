@@ -97,6 +97,18 @@ def test_workers_log_at_the_callers_level(tmp_path: Path) -> None:
     assert {r.reason for r in ran} == {str(logging.DEBUG)}
 
 
+def test_only_pictures_converted_one_a_match_count_as_loose(tmp_path: Path) -> None:
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    for name in ("page1.png", "page2.jpg", "bad.png", "night.pdf"):
+        (scans / name).write_bytes(b"x")
+    summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner)
+    assert {r.name: r.status for r in summary.results} == {"page1": "done", "page2": "done", "bad": "failed",
+                                                           "night": "done"}
+    # The failed picture was converted as nothing, and a PDF is a match's own file.
+    assert summary.loose_pages == 2
+
+
 def test_rerun_skips_done_matches_unless_forced(tmp_path: Path) -> None:
     scans, out = _tree(tmp_path), tmp_path / "out"
     batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
@@ -233,13 +245,35 @@ def test_order_by_header_sorts_by_the_written_page_number() -> None:
     assert [p.header["page"]["value"] for p in readings.pages] == ["1", "2", "3"] and note is None
 
 
-@pytest.mark.parametrize("numbers", [["2", None], ["2", "two"], ["1", " "]])
+@pytest.mark.parametrize("numbers", [["2", None], ["2", "two"], ["1", " "], ["1", "0"]])
 def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_missing(numbers: list[object]) -> None:
     from digitise.pipeline import ORDER_KEPT, order_by_header
 
     given = _paged(numbers)
     readings, note = order_by_header(given)
     assert readings == given and note == ORDER_KEPT
+
+
+def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
+    from dataclasses import replace
+
+    from digitise.pipeline import ORDER_KEPT, order_by_header
+
+    given = _paged(["2", "1"])
+    unsure = replace(given.pages[1], header={"page": {"value": "1", "confidence": 0.49}})
+    given = replace(given, pages=(given.pages[0], unsure))
+    assert order_by_header(given) == (given, ORDER_KEPT)
+
+
+@pytest.mark.parametrize(("numbers", "told"), [(["1", "2", "2", "3"], "1, 2, 2, 3) do not run from 1 to 4"),
+                                               (["2", "1", "4"], "2, 1, 4) do not run from 1 to 3")])
+def test_order_by_header_keeps_the_given_order_when_the_numbers_repeat_or_skip(numbers: list[object],
+                                                                              told: str) -> None:
+    from digitise.pipeline import order_by_header
+
+    given = _paged(numbers)
+    readings, note = order_by_header(given)
+    assert readings == given and note is not None and told in note
 
 
 def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:

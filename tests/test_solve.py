@@ -156,6 +156,16 @@ def test_empty_and_blank_readings() -> None:
     assert empty.match.games == () and empty.report["summary"]["turns"] == 0
     blank = solve(paginate([BoardReading(k + 1) for k in range(8)]))
     assert blank.match.games == () and blank.report["summary"]["flagged"] == 0
+    assert "no move was found on these pages: is anything recorded on them?" in blank.report["notes"]
+
+
+def test_writing_no_game_can_follow_is_told_apart_from_a_blank_note() -> None:
+    # "34" on the 1-point of each side in turn: a checker cannot land there from the start.
+    boards = [BoardReading(k + 1, {("W1" if k % 2 == 0 else "B1"): (CellReading((3, 4), 1.0),)}) for k in range(8)]
+    result = solve(paginate(boards))
+    assert result.report["summary"]["turns"] == 0
+    assert any(note.startswith("no legal game explains the marks: 8 boards hold writing")
+               for note in result.report["notes"]), result.report["notes"]
 
 
 _digits = st.lists(st.integers(1, 6), max_size=4).map(tuple)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import load_json, write_atomic
+from digitise.fileio import folder_problem, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
 from digitise.game.rules import legal_plays, play_from_moves
@@ -233,6 +233,11 @@ class ReviewSession:
             )
         elif self.solver is None:
             self.messages.append("the match is not re-solved here: corrections are saved but not applied")
+        unwritable = folder_problem(self.corrections_file)
+        if unwritable is not None:
+            # Said at the start: otherwise the first correction made in the browser is the one that fails.
+            self.messages.append(f"corrections cannot be saved ({unwritable}): review a copy of the folder "
+                                 "somewhere writable")
         #: The scan's own report: what every re-solve (and a reload from the file) starts from.
         self._scanned = self.report
         #: The corrections file's text as this session last read or wrote it (None: no file).

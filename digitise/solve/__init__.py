@@ -190,7 +190,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
     result.report["prior"] = prior.described
-    return _noted(result, notes)
+    return _noted(result, notes, sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed)))
 
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
@@ -201,10 +201,15 @@ PLAYERS_ALIKE = ("player names: the headers give one name for both players; writ
                  f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ONE = "player names: the {side} player's name was not read from any page header; written as {name}"
 NO_TURNS = "no move was found on these pages: is anything recorded on them?"
+NO_GAME = ("no legal game explains the marks: {boards} boards hold writing, but no move read from them can be "
+           "played from the start; are these the pages of one match, in order?")
 
 
-def _noted(result: SolveResult, notes: list[str]) -> SolveResult:
+def _noted(result: SolveResult, notes: list[str], written: int = 0) -> SolveResult:
     """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report.
+
+    ``written`` boards hold digits as read: a match with none of its turns found says whether
+    the pages were blank or held writing no game could follow.
 
     Also ``closed_out``: the turns of a player on the bar against a closed
     board, which have no board on the note and are written as dances of
@@ -213,7 +218,8 @@ def _noted(result: SolveResult, notes: list[str]) -> SolveResult:
     from digitise.notation.mat import with_closed_out_dances
 
     if not result.report["summary"]["turns"]:
-        notes = [*notes, NO_TURNS]
+        # Nothing written, or writing that no game from the start can follow (``written`` boards).
+        notes = [*notes, NO_GAME.format(boards=written) if written else NO_TURNS]
     result.report["notes"] = notes
     filled = with_closed_out_dances(result.match, fill_gaps=True)
     result.report["closed_out"] = sum(len(a.actions) - len(b.actions)

@@ -405,3 +405,18 @@ def test_two_pages_on_one_match_never_undo_each_other(solved_sample: tuple[Path,
     with pytest.raises(CorrectionRefused):
         first.uncorrect({"page": 1, "board": 3})
     assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
+
+
+def test_a_folder_that_cannot_be_written_is_said_at_the_start(sample_report: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from digitise import fileio
+
+    real_access = os.access
+    # Root may write anywhere: the folder is made to look read-only instead of being chmod-ed.
+    monkeypatch.setattr(fileio.os, "access",
+                        lambda path, mode: False if Path(path) == sample_report.parent else real_access(path, mode))
+    session = ReviewSession(sample_report)
+    assert any(m.startswith(f"corrections cannot be saved ({sample_report.parent} is not writable)")
+               for m in session.messages), session.messages
