@@ -958,6 +958,18 @@ class Combination:
 POINT_COMBINATION = Combination(0.5, 0.01, 1.0)
 
 
+#: The share of a blotted cell's reading that stays on the reader's candidates: the rest is left
+#: unlisted, which the solver takes as "could hold any digits" (solve.evidence.UNREADABLE_CELL).
+OBSCURED_LISTED = 0.1
+
+
+def obscured(analysis: CellAnalysis) -> CellAnalysis:
+    """``analysis`` of a cell under a blot or scribble: its candidates kept at a tenth of their weight
+    (most of the cell unreadable), no letters and no arrow (a blot is neither)."""
+    candidates = tuple(CellReading(c.digits, round(c.probability * OBSCURED_LISTED, 6)) for c in analysis.candidates)
+    return replace(analysis, candidates=tuple(c for c in candidates if c.probability > 0.0), arrow=0.0, letters=0.0)
+
+
 def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int,
                      how: Combination = Combination()) -> CellAnalysis:
     """One cell read by both readers: a product of experts over the readings either lists.

@@ -232,3 +232,17 @@ def _keep_strokes(ink: np.ndarray, px_per_mm: float, own: tuple[int, int, int, i
 def ink_amount(ink: np.ndarray, px_per_mm: float = CELL_PX_PER_MM) -> float:
     """How much ink an ink image holds, in mm^2 of full ink."""
     return float(ink.sum()) / (px_per_mm * px_per_mm)
+
+
+#: Ink at least this strong is solid (a stroke's core, a blot), for :func:`solid_share`.
+SOLID = 0.5
+
+
+def solid_share(ink: np.ndarray) -> float:
+    """The share of an ink image that is solid ink: a tenth or so for digits, a third or more under a blot.
+
+    A blot or a scribble wider than the paper estimate's window reads as its
+    outline only (its inside is taken for dark paper), but even that outline
+    covers more of a cell than any digits do.
+    """
+    return float(np.count_nonzero(ink >= SOLID)) / max(ink.size, 1)

@@ -370,3 +370,17 @@ def test_longest_run_is_the_first_longest_run_and_the_middle_of_its_thick_stroke
     grid = (np.random.default_rng(seed).random((height, width)) < density).astype(np.uint8)
     if grid.any():
         assert _longest_run(grid) == _longest_run_by_rows(grid)
+
+
+def test_an_obscured_cell_keeps_a_tenth_of_its_reading_and_no_letters() -> None:
+    from dataclasses import replace as _replace
+
+    from digitise.notation.readings import CellReading as _Reading
+    from digitise.vision.cells import CellAnalysis as _Analysis
+    from digitise.vision.cells import obscured
+
+    read = _Analysis((_Reading((), 0.9), _Reading((5,), 0.1)), 0.2, 0.3, 1.0)
+    blotted = obscured(read)
+    assert [(c.digits, c.probability) for c in blotted.candidates] == [((), 0.09), ((5,), 0.01)]
+    assert (blotted.crossed, blotted.arrow, blotted.letters) == (0.2, 0.0, 0.0)
+    assert obscured(_replace(read, candidates=())).candidates == ()

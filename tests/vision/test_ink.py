@@ -89,3 +89,15 @@ def test_same_input_same_ink() -> None:
     patch = _cell()
     cv2.putText(patch, "6", (35, 110), cv2.FONT_HERSHEY_SIMPLEX, 2.6, PEN, 5)
     assert np.array_equal(extract_ink(patch, ROWS, COLS), extract_ink(patch.copy(), ROWS, COLS))
+
+
+def test_a_blot_covers_far_more_of_a_cell_than_digits() -> None:
+    from digitise.vision.ink import solid_share
+
+    drawn = np.zeros((90, 80), np.uint8)
+    cv2.putText(drawn, "53", (12, 60), cv2.FONT_HERSHEY_SIMPLEX, 1.2, 255, 3)
+    cell = drawn.astype(np.float32) / 255.0
+    written = solid_share(cell)
+    cell[10:80, 10:70] = 1.0
+    assert written < 0.14
+    assert solid_share(cell) > 0.5

@@ -18,7 +18,7 @@ from digitise.sheet.geometry import Template, load_template
 from digitise.vision import header
 from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage
-from digitise.vision.read import analyse_page, read_page, read_pages
+from digitise.vision.read import analyse_page, read_page, read_pages, resolve_templates
 
 from .conftest import WRITTEN, RecordingReader, make_sheet
 
@@ -251,3 +251,22 @@ def test_overlay_names_are_unique_whatever_the_inputs_are_called() -> None:
     assert overlay_names(["x/a.png", "b.png"]) == ["a", "b"]
     assert overlay_names(["a.png", "a.pdf", "1-a.png"]) == ["1-a", "2-a", "3-1-a"]
     assert overlay_names(["a.png", "a.png"]) == ["1-a", "2-a"]  # one file given twice
+
+
+def test_a_blotted_board_is_flagged_not_dropped(tmp_path: Path) -> None:
+    """An ink blot over half a board: the reader took it for letters (a names board) and the board
+    vanished from the match without a flag. Its blotted squares are unreadable now: it is flagged."""
+    from digitise.pipeline import ScanOptions, scan
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    image = cv2.imread(str(sample))
+    reading = read_page(PageImage(str(sample), 1, image), resolve_templates(None), header=False)
+    x, y, w, h = reading.boards[0].box
+    cv2.rectangle(image, (x + w // 5, y + h // 10), (x + 3 * w // 5, y + 9 * h // 10), (20, 20, 20), -1)
+    blotted = tmp_path / "blotted.png"
+    cv2.imwrite(str(blotted), image)
+    scan([blotted], tmp_path / "m.mat", tmp_path / "m.report.json", ScanOptions())
+    report = json.loads((tmp_path / "m.report.json").read_text())
+    entries = [*report["skipped"], *(t for g in report["games"] for t in g["turns"])]
+    first = [e for e in entries if (e["page"], e["board"]) == (1, 1)]
+    assert first and all(e["flagged"] for e in first), first
