@@ -742,7 +742,7 @@ def batch(
             relay_pages()
         if events is not None:
             events.close()
-    # Pictures converted one a match (a PDF or TIFF is a match's file; a failed file was not converted).
+    # Pictures converted one to a match (a PDF or TIFF is a match's own file; a failed file was not converted).
     loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir
                 and job.pages[0].suffix.lower() not in MATCH_FILE_SUFFIXES and results[job.name].status != "failed")
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start,

@@ -97,7 +97,7 @@ def test_workers_log_at_the_callers_level(tmp_path: Path) -> None:
     assert {r.reason for r in ran} == {str(logging.DEBUG)}
 
 
-def test_only_pictures_converted_one_a_match_count_as_loose(tmp_path: Path) -> None:
+def test_only_pictures_converted_one_to_a_match_count_as_loose(tmp_path: Path) -> None:
     scans = tmp_path / "scans"
     scans.mkdir()
     for name in ("page1.png", "page2.jpg", "bad.png", "night.pdf"):
