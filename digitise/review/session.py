@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError, InputError
+from digitise.errors import DigitiseError, InputError, OutputError
 from digitise.fileio import folder_problem, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
@@ -210,6 +210,9 @@ class ReviewSession:
         self._boards: dict[tuple[int, int], BoardSource] | None = None
         self._existing_images: set[Path] | None = None
         self.learn_dir = Path(learn_dir) if learn_dir else None
+        if self.learn_dir is not None and (unusable := folder_problem(self.learn_dir / "crop.png")):
+            # Refused now, not at the first correction: the crops would be lost one by one.
+            raise OutputError(f"cannot save learning crops: {unusable}", self.learn_dir)
         if not resolve or self.readings is None:
             self.solver = None
         else:

@@ -420,3 +420,12 @@ def test_a_folder_that_cannot_be_written_is_said_at_the_start(sample_report: Pat
     session = ReviewSession(sample_report)
     assert any(m.startswith(f"corrections cannot be saved ({sample_report.parent} is not writable)")
                for m in session.messages), session.messages
+
+
+def test_a_learning_folder_that_is_a_file_is_refused_at_the_start(sample_report: Path) -> None:
+    from digitise.errors import OutputError
+
+    a_file = sample_report.parent / "crops"
+    a_file.write_text("not a folder")
+    with pytest.raises(OutputError, match="cannot save learning crops: .* is a file, not a folder"):
+        ReviewSession(sample_report, learn_dir=a_file)
