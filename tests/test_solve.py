@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -806,3 +807,29 @@ def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
     assert EDIT + math.log(0.1364 / 0.7847) < DISPLACED < 0.0
     # Not beside: B5 is no neighbour of B3, so a "1" there is still a digit the reader missed.
     assert ev.score({"B5": (1,), "B3": (6,)}) < DISPLACED
+
+
+def _first_taken_double(match: MatchRecord) -> tuple[Readings, dict[str, Any]] | None:
+    readings = _certain(match)
+    turns = [t for g in solve(readings, players=match.players, length=match.length).report["games"]
+             for t in g["turns"]]
+    for turn, answer in itertools.pairwise(turns):
+        if turn.get("action") == "double" and answer.get("action") == "take":
+            return readings, turn
+    return None
+
+
+def test_a_corrected_answer_to_a_double_is_the_one_written() -> None:
+    """A reviewer's "double; drop" on a double that reads as taken: the game ends there, dropped.
+    The answer is decided on the next board, so it used to be recorded and then ignored."""
+    found = next((f for f in (_first_taken_double(read_mat(p).match) for p in MATCHES) if f is not None), None)
+    if found is None:
+        pytest.skip("no real match with a taken double in ../shared")
+    readings, double = found
+    result = solve(readings, corrections={(double["page"], double["board"]): "double; drop"})
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    at = next(i for i, t in enumerate(turns) if (t["page"], t["board"], t.get("action")) ==
+              (double["page"], double["board"], "double"))
+    assert turns[at + 1].get("action") == "drop", turns[at + 1]
+    game = next(g for g in result.report["games"] if any(t is turns[at] for t in g["turns"]))
+    assert game["winner"] == double["player"] and game["turns"][-1].get("action") == "drop"

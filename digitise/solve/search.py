@@ -110,6 +110,9 @@ class State:
     match: MatchState
     #: Number of the game in progress or about to begin.
     game: int
+    #: The answer a reviewer gave the pending double ("take" or "drop"), when one did: the next
+    #: board is read with that answer only.
+    answer: str | None = None
 
     @classmethod
     def start(cls, length: int) -> State:
@@ -579,11 +582,13 @@ class Searcher:
         if state.pending is not None:
             doubler = state.pending
             taker_view = state.pos.swap()
-            take = replace(state, cube=state.cube.doubled_by(doubler), pending=None, on_roll=doubler)
-            yield from self._skip((Event("take", doubler.opponent, before=taker_view),), take, "take")
-            dropped = state.after_game(doubler, state.cube.value)
-            yield ((Event("drop", doubler.opponent, before=taker_view), Event("end", doubler, value=state.cube.value)),
-                   dropped, "drop")
+            if state.answer != "drop":
+                take = replace(state, cube=state.cube.doubled_by(doubler), pending=None, on_roll=doubler, answer=None)
+                yield from self._skip((Event("take", doubler.opponent, before=taker_view),), take, "take")
+            if state.answer != "take":
+                dropped = state.after_game(doubler, state.cube.value)
+                yield ((Event("drop", doubler.opponent, before=taker_view),
+                        Event("end", doubler, value=state.cube.value)), dropped, "drop")
         else:
             yield from self._skip((), state, "")
 
@@ -820,9 +825,24 @@ class Searcher:
 
     def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
         fitting = [replace(o, local=0.0, prior=0.0) for o in options if _fits(o, forced)]
+        if fitting and forced.response is not None:
+            # The double's answer shows on the board after it: it is carried there in the state.
+            fitting = [_answered(o, forced.response) for o in fitting]
         if fitting:
             return fitting
         return [replace(o, local=o.local - 30.0, tags=o.tags + ("correction does not fit",)) for o in options]
+
+
+def _answered(option: _Option, response: str) -> _Option:
+    """``option`` with the reviewer's ``response`` to its double kept for the next board."""
+    def answer(state: State) -> State:
+        return replace(state, answer=response) if state.pending is not None else state
+
+    made = option.state
+    if callable(made):
+        build = made
+        return replace(option, state=lambda: answer(build()))
+    return replace(option, state=answer(made))
 
 
 def legal_results(cube: int, needs: int) -> tuple[int, ...]:
