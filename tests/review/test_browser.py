@@ -145,6 +145,32 @@ def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) ->
         assert load_corrections(corrections_path(sample_report)) == {}
 
 
+def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_report: Path) -> None:
+    """Enter on the Export link is no accept; Enter in the resignation's points marks the resignation,
+    not the move typed above it; u undoes the last correction even when another turn is shown."""
+    page = browser_page
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.focus("#export")
+        page.keyboard.press("Enter")
+        page.wait_for_load_state("networkidle")
+        assert not corrections_path(sample_report).exists()
+        page.fill("#move", "52: 8/3 6/4")
+        page.fill("#resign-points", "2")
+        page.focus("#resign-points")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "resign 2"}
+        # Another turn shown (j): u still takes back the correction just made.
+        page.click("body")
+        page.keyboard.press("j")
+        page.keyboard.press("u")
+        page.wait_for_selector("#turns li.turn:not(.corrected)")
+        page.wait_for_load_state("networkidle")
+        assert load_corrections(corrections_path(sample_report)) == {}
+
+
 def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> None:
     """A doubt about the whole match (a name made up) is on the page, not only in the report."""
     import json

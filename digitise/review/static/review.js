@@ -3,7 +3,7 @@
 // Text from the report is only ever set with textContent, never parsed as HTML.
 "use strict";
 
-const view = { state: null, showAll: false, current: null, pick: 0, zoom: false };
+const view = { state: null, showAll: false, current: null, pick: 0, zoom: false, lastCorrected: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -32,7 +32,8 @@ async function api(path, body) {
 
 function visibleTurns() {
   const turns = view.state ? view.state.turns : [];
-  const flagged = turns.filter((t) => t.flagged);
+  // A corrected turn stays in the flagged view, marked fixed: its undo stays within reach.
+  const flagged = turns.filter((t) => t.flagged || t.corrected);
   if (!view.showAll) return flagged.length ? flagged : [];
   return turns;  // every turn in the match's order, the flagged ones marked
 }
@@ -284,7 +285,9 @@ function renderDetail() {
           el("button", { type: "button", id: "mark-double", onclick: () => sendAction("double") }, "Double"),
           el("button", { type: "button", id: "mark-take", onclick: () => sendAction("take") }, "Take"),
           el("button", { type: "button", id: "mark-drop", onclick: () => sendAction("drop") }, "Drop"),
-          el("label", {}, "Resign, points ", el("input", { id: "resign-points", type: "number", min: "1", value: "1" })),
+          el("label", {}, "Resign, points ", el("input", { id: "resign-points", type: "number", min: "1", value: "1",
+            // Enter here means the resignation, not the move typed above (the form's own submit).
+            onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); sendAction("resign"); } } })),
           el("button", { type: "button", id: "mark-resign", onclick: () => sendAction("resign") }, "Resign"),
           el("button", { type: "button", id: "mark-blank", onclick: () => sendAction("blank") }, "Blank")),
         turn.corrected ? el("button", { type: "button", id: "undo", onclick: undo }, "Undo correction (u)") : null,
@@ -323,6 +326,7 @@ function showChanges(result, what) {
 async function send(body, what) {
   try {
     const result = await api("api/correct", body);
+    view.lastCorrected = { page: body.page, board: body.board };
     await reload();
     showChanges(result, `${what} (page ${body.page} board ${body.board})`);
   } catch (err) {
@@ -357,10 +361,16 @@ function sendAction(action) {
 }
 
 async function undo() {
-  const turn = currentTurn();
-  if (!turn || !turn.corrected) return;
+  // The turn shown when it is corrected, else the last correction made (the view may have moved on).
+  const shown = currentTurn();
+  const last = view.lastCorrected;
+  const turn = shown && shown.corrected ? shown
+    : last && view.state ? view.state.turns.find((t) => t.page === last.page && t.board === last.board && t.corrected)
+    : null;
+  if (!turn) { showError("Nothing to undo here."); return; }
   try {
     const result = await api("api/uncorrect", { page: turn.page, board: turn.board });
+    if (last && last.page === turn.page && last.board === turn.board) view.lastCorrected = null;
     await reload();
     showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
   } catch (err) {
@@ -370,7 +380,9 @@ async function undo() {
 
 document.addEventListener("keydown", (event) => {
   const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
-  if (event.target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
+  // A focused button or link does its own thing on Enter (Export downloads, a link opens).
+  if ((event.target instanceof HTMLButtonElement || event.target instanceof HTMLAnchorElement)
+      && (event.key === "Enter" || event.key === " ")) return;
   if (typing) {
     if (event.key === "Escape") event.target.blur();
     return;
