@@ -156,6 +156,11 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
         page.keyboard.press("Enter")
         page.wait_for_load_state("networkidle")
         assert not corrections_path(sample_report).exists()
+        # A resignation with no points is asked about on the page, not sent as "0".
+        page.fill("#resign-points", "")
+        page.click("#mark-resign")
+        page.wait_for_selector("#error:has-text('Give the points')")
+        assert not corrections_path(sample_report).exists()
         page.fill("#move", "52: 8/3 6/4")
         page.fill("#resign-points", "2")
         page.focus("#resign-points")

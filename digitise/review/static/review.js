@@ -307,6 +307,9 @@ function toggleZoom() {
 function showError(message) {
   const box = document.getElementById("error");
   if (box) box.textContent = message;
+  // The last change's list would read as this attempt's outcome: it goes.
+  const changes = document.getElementById("changes");
+  if (changes) { changes.hidden = true; changes.replaceChildren(); }
 }
 
 function showChanges(result, what) {
@@ -356,7 +359,14 @@ function sendAction(action) {
   const turn = currentTurn();
   if (!turn) return;
   const body = { page: turn.page, board: turn.board, action };
-  if (action === "resign") body.points = Number(document.getElementById("resign-points").value);
+  if (action === "resign") {
+    const points = Number(document.getElementById("resign-points").value);
+    if (!Number.isInteger(points) || points < 1) {
+      showError("Give the points the resignation is worth: the cube's value, twice it for a gammon, three times for a backgammon.");
+      return;
+    }
+    body.points = points;
+  }
   send(body, `Marked ${action}`);
 }
 
