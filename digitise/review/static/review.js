@@ -246,8 +246,14 @@ function candidateList(turn) {
 
 function candidateText(c) {
   const who = c.player ? `${sideName(c.player)} ` : "";
+  const winner = c.result && c.result.winner;
+  if (c.action === "resign" && winner) {
+    // Who gives up, and what the other wins: "top wins 1" left the reader to work out who resigned.
+    const loser = winner === "top" ? "bottom" : "top";
+    return `${who}${sideName(loser)} resigns; ${sideName(winner)} wins ${c.result.points}`;
+  }
   let text = c.action === "move" ? `${who}${(c.dice || []).join("")}: ${c.move || "(no play)"}` : `${who}${c.action}`;
-  if (c.result && c.result.winner) text += `; ${c.result.winner} wins ${c.result.points}`;
+  if (winner) text += `; ${sideName(winner)} wins ${c.result.points}`;
   return text;
 }
 
