@@ -176,6 +176,25 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
         assert load_corrections(corrections_path(sample_report)) == {}
 
 
+def test_the_turn_list_and_the_candidates_are_reached_with_tab(browser_page: Any, sample_report: Path) -> None:
+    page = browser_page
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.focus("#turns li.turn.current")
+        page.keyboard.press("Tab")
+        # The list is one stop: Tab goes on to the candidates, whose picked one takes the focus.
+        assert page.evaluate("document.activeElement.matches('li.candidate.picked')")
+        # Another candidate focused (as a screen reader's cursor would): Enter picks it, Enter again accepts.
+        page.evaluate("document.querySelectorAll('li.candidate')[1].focus()")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("li.candidate.picked:has-text('52: 8/3 6/4')")
+        assert page.evaluate("document.activeElement.matches('li.candidate.picked')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "top 52: 8/3 6/4"}
+
+
 def test_the_matchs_notes_are_shown(browser_page: Any, sample_report: Path) -> None:
     """A doubt about the whole match (a name made up) is on the page, not only in the report."""
     import json

@@ -170,6 +170,8 @@ function renderList() {
     class: ["turn", t.flagged ? "flagged" : "", t.corrected ? "corrected" : "", t.changed ? "changed" : "",
       t.id === view.current ? "current" : ""].join(" ").trim(),
     "data-id": t.id,
+    // One stop for Tab in the list (the current turn); j and k move along it.
+    tabindex: t.id === view.current ? "0" : "-1",
     onclick: () => select(t.id),
   },
   el("span", { class: "where" }, `${t.game ? `G${t.game} ` : ""}p${t.page} b${t.board}`),
@@ -236,6 +238,8 @@ function candidateList(turn) {
   if (!candidates.length) return el("p", { class: "empty" }, "No other candidates.");
   return el("ol", { class: "candidates" }, candidates.map((c, i) => el("li", {
     class: i === view.pick ? "candidate picked" : "candidate",
+    "data-index": String(i),
+    tabindex: i === view.pick ? "0" : "-1",
     onclick: () => { view.pick = i; renderDetail(); },
     ondblclick: () => { view.pick = i; acceptPick(); },
   },
@@ -396,6 +400,27 @@ async function undo() {
 
 document.addEventListener("keydown", (event) => {
   const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+  // The turns and candidates reached with Tab: Enter or space selects (a picked candidate: Enter accepts it).
+  const item = event.target instanceof HTMLLIElement ? event.target : null;
+  if (item && (event.key === "Enter" || event.key === " ")) {
+    event.preventDefault();
+    if (item.matches("#turns li.turn")) {
+      const chosen = visibleTurns().find((t) => String(t.id) === item.dataset.id);
+      if (chosen) {
+        select(chosen.id);
+        document.querySelector(`#turns li[data-id="${chosen.id}"]`)?.focus();
+      }
+    } else if (item.matches("li.candidate")) {
+      const index = Number(item.dataset.index);
+      if (index === view.pick && event.key === "Enter") acceptPick();
+      else {
+        view.pick = index;
+        renderDetail();
+        document.querySelector(`li.candidate[data-index="${index}"]`)?.focus();
+      }
+    }
+    return;
+  }
   // A focused button or link does its own thing on Enter (Export downloads, a link opens).
   if ((event.target instanceof HTMLButtonElement || event.target instanceof HTMLAnchorElement)
       && (event.key === "Enter" || event.key === " ")) return;
