@@ -34,6 +34,7 @@ from digitise.fileio import (
 if TYPE_CHECKING:
     from digitise.notation.readings import PageReading, Readings
     from digitise.solve import SolveResult
+    from digitise.vision.read import ReadOutcome
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +128,9 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
     corrections, options = _reviewed(options)
-    outcome = read_pages(list(pages), template=options.template, on_page=on_page)
+    outcome = _some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
-    if not readings.pages:
-        first = outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
-        raise first
     scan_notes = []
     if options.order == "header":
         readings, order_note = order_by_header(readings)
@@ -149,6 +147,13 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
+
+
+def _some_page_read(outcome: ReadOutcome, pages: Sequence[Path]) -> ReadOutcome:
+    """``outcome`` when it read a page at all; else its first problem is the error (one line, naming the file)."""
+    if not outcome.readings.pages:
+        raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
+    return outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,10 +185,8 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
         raise InputError("no pages given")
     check_inputs(pages)
     check_outputs([output], overwrite, inputs=pages)
-    outcome = read_pages(list(pages), template, header=header, debug_dir=debug_dir, overwrite=overwrite)
-    if not outcome.readings.pages:
-        # Nothing to write: the first problem is the error (one line, naming the file).
-        raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
+    outcome = _some_page_read(read_pages(list(pages), template, header=header, debug_dir=debug_dir,
+                                         overwrite=overwrite), pages)
     write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
     return ReadSummary(str(output), len(outcome.readings.pages), tuple(err.message for err in outcome.errors))
 

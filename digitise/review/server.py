@@ -130,11 +130,11 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, doc: Any) -> None:
-        self._send(status, json.dumps(doc).encode("utf-8"), "application/json; charset=utf-8")
+    def _json(self, status: int, doc: Any, extra: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(doc).encode("utf-8"), "application/json; charset=utf-8", extra)
 
-    def _error(self, status: HTTPStatus, message: str) -> None:
-        self._json(status, {"error": message})
+    def _error(self, status: HTTPStatus, message: str, extra: dict[str, str] | None = None) -> None:
+        self._json(status, {"error": message}, extra)
 
     def _check_host(self) -> None:
         """Refuse requests addressed to another host name (DNS rebinding) when serving on loopback."""
@@ -207,8 +207,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
         self._guarded(self._post)
 
     def do_PUT(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, json.dumps({"error": "only GET and POST"}).encode("utf-8"),
-                   "application/json; charset=utf-8", {"Allow": "GET, HEAD, POST"})
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST", {"Allow": "GET, HEAD, POST"})
 
     do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = do_PUT
 

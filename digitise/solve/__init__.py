@@ -79,7 +79,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,7 +190,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
     result.report["prior"] = prior.described
-    return _noted(result, notes, sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed)))
+    return _noted(result, notes, evidence)
 
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
@@ -205,11 +205,11 @@ NO_GAME = ("no legal game explains the marks: {boards} boards hold writing, but 
            "played from the start; are these the pages of one match, in order?")
 
 
-def _noted(result: SolveResult, notes: list[str], written: int = 0) -> SolveResult:
+def _noted(result: SolveResult, notes: list[str], evidence: Sequence[BoardEvidence] = ()) -> SolveResult:
     """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report.
 
-    ``written`` boards hold digits as read: a match with none of its turns found says whether
-    the pages were blank or held writing no game could follow.
+    A match with no turn found says whether its boards (``evidence``) were blank or held
+    digits no game could follow.
 
     Also ``closed_out``: the turns of a player on the bar against a closed
     board, which have no board on the note and are written as dances of
@@ -218,7 +218,8 @@ def _noted(result: SolveResult, notes: list[str], written: int = 0) -> SolveResu
     from digitise.notation.mat import with_closed_out_dances
 
     if not result.report["summary"]["turns"]:
-        # Nothing written, or writing that no game from the start can follow (``written`` boards).
+        # Nothing written, or writing that no game from the start can follow.
+        written = sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed))
         notes = [*notes, NO_GAME.format(boards=written) if written else NO_TURNS]
     result.report["notes"] = notes
     filled = with_closed_out_dances(result.match, fill_gaps=True)

@@ -938,7 +938,8 @@ def _fits(option: _Option, forced: Forced) -> bool:
         return False
     if forced.response is not None:
         answered = [e.kind for e in option.events if e.kind in ("take", "drop")]
-        # The answer to this board's double is decided by the next board; here only an explicit one counts.
+        # An answer on this board is to the double before it; the answer to this board's own double
+        # shows on the next board, where the state carries it (_answered).
         if answered and answered[-1] != forced.response:
             return False
     if forced.points is not None or forced.resign:
