@@ -6,6 +6,7 @@ page's messages, and checks the exported .mat is the true match.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -53,6 +54,15 @@ def screenshot(page: Any, name: str) -> None:
         Path(folder).mkdir(parents=True, exist_ok=True)
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+@contextlib.contextmanager
+def showing_the_sample(page: Any, report: Path) -> Iterator[None]:
+    """The hand-made sample report served (not re-solved) and open on its first flagged turn, page 1 board 2."""
+    with served(ReviewSession(report, resolve=False)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        yield
 
 
 def test_correct_a_flagged_turn_and_export(
@@ -130,9 +140,7 @@ def test_correct_a_flagged_turn_and_export(
 def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) -> None:
     """1-9 pick a candidate, Enter accepts it (hand-made report, not re-solved)."""
     page = browser_page
-    with served(ReviewSession(sample_report, resolve=False)) as server:
-        page.goto(server.url)
-        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+    with showing_the_sample(page, sample_report):
         page.keyboard.press("2")
         page.wait_for_selector("li.candidate.picked:has-text('52: 8/3 6/4')")
         page.keyboard.press("Enter")
@@ -149,9 +157,7 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
     """Enter on the Export link is no accept; Enter in the resignation's points marks the resignation,
     not the move typed above it; u undoes the last correction even when another turn is shown."""
     page = browser_page
-    with served(ReviewSession(sample_report, resolve=False)) as server:
-        page.goto(server.url)
-        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+    with showing_the_sample(page, sample_report):
         page.focus("#export")
         page.keyboard.press("Enter")
         page.wait_for_load_state("networkidle")
@@ -178,9 +184,7 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
 
 def test_the_turn_list_and_the_candidates_are_reached_with_tab(browser_page: Any, sample_report: Path) -> None:
     page = browser_page
-    with served(ReviewSession(sample_report, resolve=False)) as server:
-        page.goto(server.url)
-        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+    with showing_the_sample(page, sample_report):
         page.focus("#turns li.turn.current")
         page.keyboard.press("Tab")
         # The list is one stop: Tab goes on to the candidates, whose picked one takes the focus.
