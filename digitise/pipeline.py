@@ -131,7 +131,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     outcome = _some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
-    scan_notes = []
+    scan_notes = list(outcome.notices)
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
@@ -158,16 +158,18 @@ def _some_page_read(outcome: ReadOutcome, pages: Sequence[Path]) -> ReadOutcome:
 
 @dataclass(frozen=True, slots=True)
 class ReadSummary:
-    """What ``digitise read`` wrote: the pages read, and the pages it could not read (one line each)."""
+    """What ``digitise read`` wrote: the pages read, the pages it could not read, and the pages read from a
+    damaged file (one line each)."""
 
     output: str
     pages: int
     skipped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
-        """FLAGGED when a page was skipped (written, but the readings lack it: as ``scan``), else OK."""
-        return ExitCode.FLAGGED if self.skipped else ExitCode.OK
+        """FLAGGED when a page was skipped or read from a damaged file (as ``scan``), else OK."""
+        return ExitCode.FLAGGED if self.skipped or self.notes else ExitCode.OK
 
 
 def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = None, header: bool = True,
@@ -188,7 +190,8 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
     outcome = _some_page_read(read_pages(list(pages), template, header=header, debug_dir=debug_dir,
                                          overwrite=overwrite), pages)
     write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
-    return ReadSummary(str(output), len(outcome.readings.pages), tuple(err.message for err in outcome.errors))
+    return ReadSummary(str(output), len(outcome.readings.pages), tuple(err.message for err in outcome.errors),
+                       outcome.notices)
 
 
 def solve_readings(readings_path: Path, output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:

@@ -475,6 +475,38 @@ def test_a_truncated_png_is_one_line_even_below_python(bad: dict[str, Path], tmp
     assert done.stderr.splitlines() == [expected], done.stderr
 
 
+def test_a_damaged_jpeg_is_read_and_named_below_python(tmp_path: Path) -> None:
+    """libjpeg patches over damaged data and prints a warning naming no file: digitise names it and says so."""
+    import subprocess
+    import sys
+
+    data = (ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg").read_bytes()
+    start = data.index(b"\xff\xda")
+
+    def read(share: float, name: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        at = start + int((len(data) - start) * share)
+        damaged = tmp_path / name
+        damaged.write_bytes(data[:at] + b"\xff\xd0" + data[at + 2:])
+        return damaged, subprocess.run([sys.executable, "-m", "digitise.cli", "read", str(damaged), "-o",
+                                        str(tmp_path / f"{name}.json"), "--no-header"],
+                                       capture_output=True, text=True, timeout=120, check=False)
+
+    # Damaged near its end: the boards still read, and the page is said to want a look.
+    damaged, done = read(0.98, "end.jpg")
+    assert done.returncode == int(ExitCode.FLAGGED), done.stderr
+    expected = (f"digitise: note: {damaged}: page 1: the JPEG's data is damaged (Corrupt JPEG data: premature end "
+                "of data segment); read as far as it decodes: check its turns")
+    assert done.stderr.splitlines() == [expected], done.stderr
+    assert len(json.loads((tmp_path / "end.jpg.json").read_text())["pages"][0]["boards"]) == 8
+    # Halfway: the lower boards are lost, and the error gives the damage as the cause.
+    damaged, done = read(0.5, "half.jpg")
+    assert done.returncode == int(ExitCode.BAD_INPUT)
+    expected = (f"digitise: error: {damaged}: page 1: the JPEG's data is damaged (Corrupt JPEG data: premature end "
+                "of data segment), and what decodes is not a readable note: no recording note found: only 4 of 8 "
+                "boards show their lines")
+    assert done.stderr.splitlines() == [expected], done.stderr
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess

@@ -212,7 +212,7 @@ def test_batch_converts_the_good_and_lists_the_bad(model: Path, tmp_path: Path) 
     assert jobs["chen-dana"]["status"] in ("done", "flagged")
     assert jobs["chen-dana"]["pages"] == 5
     for name, reason in [("paperwork", "no image or PDF inside"), ("empty", "no image or PDF inside"),
-                         ("cut-short", "cannot decode"), ("readme.txt", "not an image or PDF")]:
+                         ("cut-short", "the JPEG is truncated"), ("readme.txt", "not an image or PDF")]:
         assert jobs[name]["status"] == "failed", name
         assert reason in jobs[name]["reason"], (name, jobs[name]["reason"])
         assert f"digitise: failed: {jobs[name]['reason']}" in first.stderr

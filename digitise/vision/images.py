@@ -24,6 +24,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+import simplejpeg
 
 from digitise.errors import InputError, PageError
 from digitise.fileio import why_unreadable
@@ -76,6 +77,9 @@ class PageImage:
     image: np.ndarray
     #: Resolution when the file says (or when we rasterised it); None when unknown.
     dpi: float | None = None
+    #: What the decoder had to patch over to give these pixels (a damaged JPEG's data), or None when the
+    #: file decoded cleanly. Such a page is read as far as it decoded, and said to be damaged.
+    damage: str | None = None
 
     @property
     def grey(self) -> np.ndarray:
@@ -211,14 +215,15 @@ def _is_grey(image: np.ndarray) -> bool:
     return bool(np.abs(sample[:, :, 0] - sample[:, :, 1]).max() <= 2 and np.abs(sample[:, :, 1] - sample[:, :, 2]).max() <= 2)
 
 
-def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None) -> PageImage | PageError:
+def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None,
+             damage: str | None = None) -> PageImage | PageError:
     """The page, or why it cannot be read; a dithered bilevel page comes back in grey levels."""
     height, width = image.shape[:2]
     if min(height, width) < MIN_SIDE:
         return PageError(f"image too small to read ({width}x{height} px)", path, f"page {number}")
     if is_dithered(image):
         image = undither(image)
-    return PageImage(str(path), number, image, dpi)
+    return PageImage(str(path), number, image, dpi, damage)
 
 
 def _too_large(width: int, height: int) -> str | None:
@@ -479,21 +484,61 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
 _DAMAGED = "cannot decode the image (truncated or damaged file)"
 
 
-def _decode_single(data: bytes, path: Path, kind: str) -> np.ndarray:
+#: JPEG colour spaces that libjpeg-turbo's fast path cannot turn into BGR: OpenCV's decoder converts them.
+_JPEG_INK_SPACES = frozenset({"CMYK", "YCCK"})
+
+
+def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
+    """A JPEG's pixels (BGR or grey) and what libjpeg-turbo had to patch over (None: the data is sound).
+
+    OpenCV's decoder gives the same pixels but only prints libjpeg's
+    warnings on stderr ("Corrupt JPEG data: premature end of data segment",
+    naming no file) and returns a picture patched with grey or garbled
+    blocks as if it were sound. simplejpeg (libjpeg-turbo) says so: the data
+    is decoded strictly first, and only when that fails leniently, with the
+    warning kept. None leaves the file to OpenCV (CMYK, a header it cannot
+    parse, or data it cannot decode at all).
+    """
+    try:
+        _, _, colour, _ = simplejpeg.decode_jpeg_header(data)
+    except ValueError:
+        return None
+    if colour in _JPEG_INK_SPACES:
+        return None
+    space = "GRAY" if colour == "Gray" else "BGR"
+    try:
+        return simplejpeg.decode_jpeg(data, colorspace=space), None
+    except ValueError as exc:
+        problem = str(exc).strip().rstrip(".")
+    try:
+        image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
+    except ValueError:
+        return None
+    if problem.lower().startswith("premature end of jpeg file"):
+        return image, "the JPEG is truncated (the file ends before the picture does)"
+    return image, f"the JPEG's data is damaged ({problem or 'libjpeg patched over it'})"
+
+
+def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str | None]:
+    """A single-image file's pixels, and what the decoder patched over (see :attr:`PageImage.damage`)."""
     declared = _declared_size(data, kind)
     too_large = _too_large(*declared) if declared else None
     if too_large:
         raise InputError(too_large, path)
+    if kind == "jpeg":
+        decoded = _decode_jpeg(data)
+        if decoded is not None:
+            return _to_uint8(decoded[0]), decoded[1]
     if kind != "png":
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         if image is None or image.size == 0:
             raise InputError(_DAMAGED, path)
-        return _to_uint8(image)
+        return _to_uint8(image), None
     # Damage is said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
     try:
         fast = _decode_png_fast(data)
         if fast is not None:
-            return _to_uint8(fast)
+            return _to_uint8(fast), None
         walked = _png_chunks(data)
     except _DamagedPng as exc:
         raise InputError(f"{_DAMAGED[:-1]}: the {exc} chunk fails its CRC check)", path) from exc
@@ -510,7 +555,7 @@ def _decode_single(data: bytes, path: Path, kind: str) -> np.ndarray:
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
         raise InputError(_DAMAGED, path)
-    return _to_uint8(image)
+    return _to_uint8(image), None
 
 
 def _open_tiff(source: Any) -> Any:
@@ -690,7 +735,8 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     elif kind == "tiff":
         yield from _tiff_pages(data, file)
     else:
-        yield _as_page(_decode_single(data, file, kind), file, 1)
+        image, damage = _decode_single(data, file, kind)
+        yield _as_page(image, file, 1, damage=damage)
 
 
 def page_count(path: str | Path) -> int:

@@ -483,10 +483,12 @@ def read_page(page: PageImage, template: Template | Sequence[Template], reader: 
 
 @dataclass(frozen=True, slots=True)
 class ReadOutcome:
-    """The readings of the pages that could be read, and an error for each that could not."""
+    """The readings of the pages that could be read, an error for each that could not, and a notice for each
+    page read from a damaged file (as far as it decoded: its turns want a look)."""
 
     readings: Readings
     errors: tuple[DigitiseError, ...]
+    notices: tuple[str, ...] = ()
 
 
 def resolve_templates(template: Template | str | Path | None) -> list[Template]:
@@ -546,6 +548,7 @@ def read_pages(
     pages: list[PageReading] = []
     texts: list[tuple[tuple[str, np.ndarray], ...]] = []
     errors: list[DigitiseError] = []
+    notices: list[str] = []
     # Pages whose header held the match's fields: cutting and reading them costs ~50 ms a page (with
     # its share of tesseract), a tenth of a page's time, for what a match repeats on every page.
     headed = 0
@@ -562,8 +565,15 @@ def read_pages(
                     reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True,
                                                      match_fields=headed < HEADER_PAGES)
                 except PageError as exc:
+                    if item.damage is not None:
+                        # The damage is the cause: "no note found" alone would send the user to the wrong fix.
+                        exc = PageError(f"{item.damage}, and what decodes is not a readable note: {exc.reason}",
+                                        exc.path, exc.where)
                     errors.append(exc)
                     continue
+                if item.damage is not None:
+                    notices.append(f"{item.source}: page {item.number}: {item.damage}; read as far as it decodes: "
+                                   "check its turns")
                 if analysis.pending_text or "match_length" in reading.header:
                     headed += 1
                 pages.append(reading)
@@ -581,7 +591,7 @@ def read_pages(
         for k, text in enumerate(ocr_pages(texts)):
             if text:
                 pages[k] = replace(pages[k], header={**pages[k].header, **text})
-    return ReadOutcome(Readings(tuple(pages)), tuple(errors))
+    return ReadOutcome(Readings(tuple(pages)), tuple(errors), tuple(notices))
 
 
 __all__ = [

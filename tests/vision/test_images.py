@@ -55,6 +55,52 @@ def test_jpeg_and_16_bit_png(tmp_path: Path) -> None:
     assert abs(int(page16.image[10, 10]) - 200) <= 1
 
 
+def _jpeg_bytes(image: np.ndarray) -> bytes:
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    return encoded.tobytes()
+
+
+def _damaged(jpeg: bytes) -> bytes:
+    """``jpeg`` with a restart marker where none belongs, halfway through its picture data."""
+    middle = (jpeg.index(b"\xff\xda") + len(jpeg)) // 2
+    return jpeg[:middle] + b"\xff\xd0" + jpeg[middle + 2:]
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_a_sound_jpeg_decodes_as_opencv_decodes_it(tmp_path: Path, colour: bool) -> None:
+    picture = _page()
+    if colour:
+        picture = cv2.cvtColor(picture, cv2.COLOR_GRAY2BGR)
+        picture[60:90, 60:90] = (200, 40, 10)
+    data = _jpeg_bytes(picture)
+    (tmp_path / "p.jpg").write_bytes(data)
+    (page,) = load_pages(tmp_path / "p.jpg")
+    assert isinstance(page, PageImage) and page.damage is None
+    assert np.array_equal(page.image, cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED))
+
+
+def test_a_damaged_jpeg_is_read_and_said_to_be_damaged(tmp_path: Path) -> None:
+    data = _jpeg_bytes(cv2.cvtColor(_page(), cv2.COLOR_GRAY2BGR) + np.uint8(1))
+    (tmp_path / "bad.jpg").write_bytes(_damaged(data))
+    (page,) = load_pages(tmp_path / "bad.jpg")
+    assert isinstance(page, PageImage) and page.image.shape[:2] == (450, 600)
+    assert page.damage is not None and "damaged" in page.damage and "premature end" in page.damage
+    (tmp_path / "cut.jpg").write_bytes(data[: len(data) * 2 // 3])
+    (cut,) = load_pages(tmp_path / "cut.jpg")
+    assert isinstance(cut, PageImage) and cut.damage is not None and "truncated" in cut.damage
+
+
+def test_a_cmyk_jpeg_goes_to_opencv(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    Image.fromarray(_page()).convert("CMYK").save(buffer, "JPEG")
+    (tmp_path / "ink.jpg").write_bytes(buffer.getvalue())
+    (page,) = load_pages(tmp_path / "ink.jpg")
+    assert isinstance(page, PageImage) and page.damage is None
+    # Paper stays light and the drawn frame dark: the colours were converted, not taken as BGR.
+    assert page.grey[10, 10] > 150 and page.grey[50, 150] < 80
+
+
 def test_multi_page_tiff(tmp_path: Path) -> None:
     frames = [Image.fromarray(_page(value)) for value in (180, 200, 220)]
     target = tmp_path / "pages.tif"
