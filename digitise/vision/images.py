@@ -6,18 +6,25 @@ read at all raises :class:`~digitise.errors.InputError` naming the file and
 the reason; one unreadable frame of a multi-page file is reported as a
 :class:`~digitise.errors.PageError` in its place, so the other pages still read.
 An image over :data:`MAX_PAGE_PIXELS` is refused before it is decoded, and a
-dithered 1-bit scan comes out in grey levels (:func:`is_dithered`).
+dithered 1-bit scan comes out in grey levels (:func:`is_dithered`). A JPEG or
+TIFF whose data the decoder had to patch over comes out as far as it decodes,
+with what was wrong in :attr:`PageImage.damage` (never as lines of the C
+library's own on stderr).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import os
 import struct
 import sys
+import tempfile
+import threading
 import warnings
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,6 +170,50 @@ def keep_freed_memory() -> None:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
     mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+
+
+_NATIVE_STDERR = threading.Lock()
+
+
+@contextmanager
+def _native_messages() -> Iterator[list[str]]:
+    """The lines C libraries print on the process's stderr meanwhile (libtiff's, libjpeg's), kept off it.
+
+    They name no file (libtiff calls every file "tempfile.tif"), come beside
+    our own one-line message, and a damaged fax-coded TIFF prints one per
+    bad line: the caller says what they mean in its own words. File
+    descriptor 2 is the whole process's, so captures take turns.
+    """
+    lines: list[str] = []
+    with _NATIVE_STDERR, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(line.strip() for line in sink.read().decode("utf-8", "replace").splitlines() if line.strip())
+
+
+def _libtiff_errors(lines: list[str]) -> list[str]:
+    """libtiff's error lines, without the file name it makes up; its warnings (an unknown private tag) are not
+    damage and are dropped."""
+    errors = []
+    for line in lines:
+        _, _, text = line.partition("tempfile.tif: ") if line.startswith("tempfile.tif: ") else ("", "", line)
+        if "Warning, " not in text:
+            errors.append(text.rstrip("."))
+    return errors
+
+
+def _damage(kind: str, errors: list[str]) -> str:
+    """What to say of a page decoded past ``errors`` (libtiff's or libjpeg's lines)."""
+    if len(errors) == 1:
+        return f"the {kind}'s data is damaged ({errors[0]})"
+    return f"the {kind}'s data is damaged ({len(errors)} problems, the first: {errors[0]})"
 
 
 def _kind(head: bytes) -> str | None:
@@ -530,10 +581,11 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
         if decoded is not None:
             return _to_uint8(decoded[0]), decoded[1]
     if kind != "png":
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        with _native_messages() as said:
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         if image is None or image.size == 0:
             raise InputError(_DAMAGED, path)
-        return _to_uint8(image), None
+        return _to_uint8(image), _damage(kind.upper(), said) if said else None
     # Damage is said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
     try:
         fast = _decode_png_fast(data)
@@ -657,20 +709,27 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
             if too_large:
                 yield PageError(too_large, path, f"page {number}")
                 continue
+            said: list[str] = []
             try:
-                frame.load()
+                # libtiff decodes compressed strips (LZW, fax, deflate): it says what it patched over on stderr.
+                with _native_messages() as said:
+                    frame.load()
                 dpi_info = frame.info.get("dpi")
                 array = _frame_pixels(frame)
             except Image.DecompressionBombError as exc:  # pragma: no cover - our limit is checked first
                 yield PageError(f"image too large: {exc}", path, f"page {number}")
                 continue
             except _TIFF_DAMAGE as exc:
-                yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
+                errors = _libtiff_errors(said)
+                why = f"{exc} ({errors[0]})" if errors else str(exc)
+                yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path,
                                 f"page {number}")
                 continue
             if array.ndim == 3:
                 array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
-            yield _as_page(_to_uint8(array), path, number, float(dpi_info[0]) if dpi_info else None)
+            errors = _libtiff_errors(said)
+            yield _as_page(_to_uint8(array), path, number, float(dpi_info[0]) if dpi_info else None,
+                           damage=_damage("TIFF", errors) if errors else None)
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
 

@@ -101,6 +101,44 @@ def test_a_cmyk_jpeg_goes_to_opencv(tmp_path: Path) -> None:
     assert page.grey[10, 10] > 150 and page.grey[50, 150] < 80
 
 
+def _fax_tiff(target: Path) -> bytes:
+    """A bilevel page saved as archives keep them (CCITT group 4); its bytes."""
+    page = np.full((450, 600), 255, np.uint8)
+    for k in range(12):
+        cv2.putText(page, f"{k} 31: 8/5 6/5", (20, 35 * (k + 1)), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 0, 2)
+    Image.fromarray(page).convert("1").save(target, compression="group4")
+    return target.read_bytes()
+
+
+def test_a_damaged_fax_tiff_is_read_and_said_to_be_damaged(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    data = _fax_tiff(tmp_path / "sound.tif")
+    (sound,) = load_pages(tmp_path / "sound.tif")
+    assert isinstance(sound, PageImage) and sound.damage is None
+    damaged = bytearray(data)
+    for k in range(5):
+        damaged[len(data) // 3 + 97 * k] ^= 0x5A
+    (tmp_path / "bad.tif").write_bytes(bytes(damaged))
+    (page,) = load_pages(tmp_path / "bad.tif")
+    assert isinstance(page, PageImage) and page.image.shape == (450, 600)
+    assert page.damage is not None and page.damage.startswith("the TIFF's data is damaged (")
+    assert "Fax4Decode" in page.damage and "tempfile.tif" not in page.damage
+    # libtiff's own lines (one per bad line of the picture, naming a "tempfile.tif") stay off stderr.
+    assert capfd.readouterr().err == ""
+
+
+def test_a_tiff_libtiff_cannot_decode_names_libtiffs_reason(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    Image.fromarray(cv2.cvtColor(_page(), cv2.COLOR_GRAY2RGB)).save(tmp_path / "lzw.tif", compression="tiff_lzw")
+    data = bytearray((tmp_path / "lzw.tif").read_bytes())
+    for k in range(40):
+        data[200 + 37 * k] ^= 0x10
+    (tmp_path / "lzw.tif").write_bytes(bytes(data))
+    (page,) = load_pages(tmp_path / "lzw.tif")
+    assert isinstance(page, PageError)
+    assert page.reason == ("cannot decode this page (truncated or damaged file): decoder error -2 "
+                           "(Using code not yet in table)")
+    assert capfd.readouterr().err == ""
+
+
 def test_multi_page_tiff(tmp_path: Path) -> None:
     frames = [Image.fromarray(_page(value)) for value in (180, 200, 220)]
     target = tmp_path / "pages.tif"
