@@ -560,14 +560,68 @@ def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
     try:
         return simplejpeg.decode_jpeg(data, colorspace=space), None
     except ValueError as exc:
-        problem = str(exc).strip().rstrip(".")
+        problem = _jpeg_problem(exc)
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
         return None
+    return image, problem
+
+
+def _jpeg_problem(exc: ValueError, picture: str = "the JPEG", data: str = "the JPEG's data") -> str:
+    """What libjpeg-turbo's complaint ``exc`` means, said of ``picture`` (or of its ``data``)."""
+    problem = str(exc).strip().rstrip(".")
     if problem.lower().startswith("premature end of jpeg file"):
-        return image, "the JPEG is truncated (the file ends before the picture does)"
-    return image, f"the JPEG's data is damaged ({problem or 'libjpeg patched over it'})"
+        return f"{picture} is truncated (its data ends before the picture does)"
+    return f"{data} is damaged ({problem or 'libjpeg patched over it'})"
+
+
+def picture_damage(page: PageImage) -> str | None:
+    """What is wrong with the data ``page`` was decoded from, or None: its :attr:`PageImage.damage`, or for a
+    PDF page, damage in its JPEG pictures.
+
+    PDFium decodes those silently, patching damaged data with grey: a page
+    that is then not found to be a note may be one whose picture is damaged.
+    Each picture is decoded again strictly, which costs about a third of
+    rendering the page, so this is for a page that could not be read.
+    """
+    import pypdfium2 as pdfium
+
+    if page.damage is not None:
+        return page.damage
+    try:
+        with open(page.source, "rb") as handle:
+            if _kind(handle.read(1024)) != "pdf":
+                return page.damage
+        document = pdfium.PdfDocument(page.source)
+    except (OSError, pdfium.PdfiumError):
+        return page.damage
+    try:
+        return _pdf_picture_damage(document[page.number - 1])
+    except (pdfium.PdfiumError, IndexError):
+        return None
+    finally:
+        document.close()
+
+
+def _pdf_picture_damage(page: Any) -> str | None:
+    import pypdfium2 as pdfium
+
+    for picture in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]):
+        try:
+            filters = picture.get_filters()
+            if not filters or filters[-1] != "DCTDecode":
+                continue
+            data = bytes(picture.get_data(decode_simple=True))
+            if simplejpeg.decode_jpeg_header(data)[2] in _JPEG_INK_SPACES:
+                continue
+        except (pdfium.PdfiumError, ValueError):
+            continue  # what cannot be looked into is judged by its rendering, as before
+        try:
+            simplejpeg.decode_jpeg(data, min_factor=8)
+        except ValueError as exc:
+            return _jpeg_problem(exc, "the page's JPEG picture", "the data of the page's JPEG picture")
+    return None
 
 
 def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str | None]:

@@ -41,7 +41,7 @@ from digitise.vision.grid import (
     refine_board,
     scaled_fit,
 )
-from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory
+from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory, picture_damage
 from digitise.vision.ink import (
     CELL_MARGIN_MM,
     CELL_PX_PER_MM,
@@ -565,9 +565,10 @@ def read_pages(
                     reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True,
                                                      match_fields=headed < HEADER_PAGES)
                 except PageError as exc:
-                    if item.damage is not None:
+                    damage = picture_damage(item)
+                    if damage is not None:
                         # The damage is the cause: "no note found" alone would send the user to the wrong fix.
-                        exc = PageError(f"{item.damage}, and what decodes is not a readable note: {exc.reason}",
+                        exc = PageError(f"{damage}, and what decodes is not a readable note: {exc.reason}",
                                         exc.path, exc.where)
                     errors.append(exc)
                     continue

@@ -12,7 +12,14 @@ from PIL import Image
 
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.vision import images
-from digitise.vision.images import PageImage, _decode_png_fast, iter_pages, load_pages, pdf_render_scale
+from digitise.vision.images import (
+    PageImage,
+    _decode_png_fast,
+    iter_pages,
+    load_pages,
+    pdf_render_scale,
+    picture_damage,
+)
 
 
 def _page(value: int = 200, size: tuple[int, int] = (600, 450)) -> np.ndarray:
@@ -137,6 +144,24 @@ def test_a_tiff_libtiff_cannot_decode_names_libtiffs_reason(tmp_path: Path, capf
     assert page.reason == ("cannot decode this page (truncated or damaged file): decoder error -2 "
                            "(Using code not yet in table)")
     assert capfd.readouterr().err == ""
+
+
+def test_a_pdf_page_whose_jpeg_picture_is_damaged_is_found_out(tmp_path: Path) -> None:
+    """PDFium renders a damaged JPEG picture without a word, patched with grey: asked, the page says so."""
+    picture = cv2.cvtColor(_page(), cv2.COLOR_GRAY2RGB)
+    Image.fromarray(picture).save(tmp_path / "sound.pdf", resolution=72.0)
+    data = (tmp_path / "sound.pdf").read_bytes()
+    start = data.index(b"stream")
+    assert b"/DCTDecode" in data[:start]
+    at = start + (data.index(b"endstream") - start) * 9 // 10
+    (tmp_path / "bad.pdf").write_bytes(data[:at] + b"\xff\xd0" + data[at + 2:])
+    (sound,) = load_pages(tmp_path / "sound.pdf")
+    assert isinstance(sound, PageImage) and sound.damage is None and picture_damage(sound) is None
+    (page,) = load_pages(tmp_path / "bad.pdf")
+    # Rendered as PDFium renders it; asked (as for a page that then cannot be read), the picture is damaged.
+    assert isinstance(page, PageImage) and page.damage is None
+    assert picture_damage(page) == ("the data of the page's JPEG picture is damaged (Corrupt JPEG data: premature "
+                                    "end of data segment)")
 
 
 def test_multi_page_tiff(tmp_path: Path) -> None:

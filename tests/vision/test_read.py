@@ -101,6 +101,31 @@ def test_bad_pages_are_reported_and_good_ones_read(a4: Template, tmp_path: Path)
     assert all(e.where == "page 1" for e in outcome.errors if isinstance(e, PageError))
 
 
+def test_damage_is_given_as_the_cause_or_noted(a4: Template, tmp_path: Path) -> None:
+    """A page read from damaged data is noted; one that then fails gives the damage as its cause, not only
+    "no note found" (a PDF page's picture is looked into only then: PDFium renders it without a word)."""
+    sheet = cv2.cvtColor(make_sheet(a4, written=WRITTEN).image, cv2.COLOR_GRAY2RGB)
+    Image.fromarray(sheet).save(tmp_path / "scan.pdf", resolution=150.0)
+    data = (tmp_path / "scan.pdf").read_bytes()
+    start = data.index(b"stream")
+    middle = (start + data.index(b"endstream")) // 2
+    (tmp_path / "scan.pdf").write_bytes(data[:middle] + b"\xff\xd0" + data[middle + 2:])
+    ok, jpeg = cv2.imencode(".jpg", sheet)
+    assert ok
+    near_end = len(jpeg) - 2000
+    (tmp_path / "scan.jpg").write_bytes(jpeg.tobytes()[:near_end] + b"\xff\xd0" + jpeg.tobytes()[near_end + 2:])
+
+    outcome = read_pages([tmp_path / "scan.pdf", tmp_path / "scan.jpg"], a4, RecordingReader(), header=False)
+    (error,) = outcome.errors
+    assert error.path == str(tmp_path / "scan.pdf") and error.where == "page 1"
+    assert error.reason.startswith("the data of the page's JPEG picture is damaged (Corrupt JPEG data: ")
+    assert ", and what decodes is not a readable note: " in error.reason
+    assert [page.source for page in outcome.readings.pages] == [str(tmp_path / "scan.jpg")]
+    notice = (f"{tmp_path / 'scan.jpg'}: page 1: the JPEG's data is damaged (Corrupt JPEG data: premature end of "
+              "data segment); read as far as it decodes: check its turns")
+    assert outcome.notices == (notice,)
+
+
 def test_multi_page_tiff_with_a_blank_page(a4: Template, tmp_path: Path) -> None:
     first = Image.fromarray(make_sheet(a4, written=WRITTEN).image)
     blank = Image.fromarray(np.full((1100, 1500), 250, np.uint8))
