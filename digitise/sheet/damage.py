@@ -167,7 +167,8 @@ def page_homography(ranges: DamageRanges, size: tuple[int, int], rng: np.random.
     free = np.maximum(np.array([w, h]) - span * k, 0) / 2
     dst += centre + rng.uniform(-1, 1, size=2) * free * 0.6
     matrix = cv2.getPerspectiveTransform(src.astype(np.float32), dst.astype(np.float32))
-    return matrix / matrix[2, 2]
+    normalised: np.ndarray = matrix / matrix[2, 2]
+    return normalised
 
 
 #: Noise is cropped from one fixed field big enough for a 400 dpi page.

@@ -223,7 +223,7 @@ def write_digits(
 
     def line_width(line: list[tuple[np.ndarray, float, float, float]], h: float) -> float:
         widths = [h * f * g.shape[1] / g.shape[0] * a for g, f, a, _ in line]
-        return sum(widths) + (len(line) - 1) * gap_share * h + abs(style.slant) * h
+        return float(sum(widths) + (len(line) - 1) * gap_share * h + abs(style.slant) * h)
 
     needed = max(line_width(line, height) for line in picked)
     if needed > cell.w * 0.92:

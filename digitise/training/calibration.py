@@ -53,7 +53,8 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     z = np.asarray(logits, np.float64) / temperature
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    probabilities: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return probabilities
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:

@@ -103,7 +103,8 @@ def _wobbly_line(p0: np.ndarray, p1: np.ndarray, rng: np.random.Generator) -> np
     points = p0 + t * (p1 - p0)
     normal = np.array([-(p1 - p0)[1], (p1 - p0)[0]]) / (np.linalg.norm(p1 - p0) + 1e-6)
     bend = rng.normal(0, 0.04) * np.linalg.norm(p1 - p0)
-    return points + normal * (np.sin(np.pi * t) * bend)
+    bent: np.ndarray = points + normal * (np.sin(np.pi * t) * bend)
+    return bent
 
 
 def draw_x(shape: tuple[int, int], box: tuple[float, float, float, float], rng: np.random.Generator, thickness: int) -> np.ndarray:

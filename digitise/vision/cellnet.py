@@ -142,7 +142,8 @@ def centre_input(ink: np.ndarray) -> np.ndarray:
 def _readings(max_total: int) -> np.ndarray:
     """Every choice of counts (one per value) with at most ``max_total`` digits, in a fixed order."""
     grid = np.array(list(itertools.product(range(MAX_COUNT + 1), repeat=len(VALUES))), np.int64)
-    return grid[grid.sum(axis=1) <= max_total]
+    readings: np.ndarray = grid[grid.sum(axis=1) <= max_total]
+    return readings
 
 
 #: The 210 readings of at most four dice digits, as counts per value.
@@ -248,7 +249,8 @@ class MeanCellNet:
 
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """N x H x W inputs -> N x OUTPUTS, the mean of every model's answer."""
-        return np.mean([np.asarray(net.predict(inputs), np.float64) for net in self.nets], axis=0).astype(np.float32)
+        mean: np.ndarray = np.mean([np.asarray(net.predict(inputs), np.float64) for net in self.nets], axis=0)
+        return mean.astype(np.float32)
 
 
 class ShiftedCellNet:

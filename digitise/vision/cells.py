@@ -203,7 +203,8 @@ def _hysteresis(ink: np.ndarray, level: float) -> np.ndarray:
     keep = np.zeros(count, np.uint8)
     keep[np.unique(labels[strong > 0])] = 1
     keep[0] = 0
-    return keep[labels]
+    kept: np.ndarray = keep[labels]
+    return kept
 
 
 @dataclass(slots=True)
@@ -621,7 +622,8 @@ def erase_cross(binary: np.ndarray, cross: Cross, px_per_mm: float = PX_PER_MM) 
             cv2.fillConvexPoly(keep, np.round(quad * 4).astype(np.int32), 1, cv2.LINE_8, 2)
     # Not where the two bands overlap: that is the X's own crossing.
     keep = np.asarray(cv2.dilate(keep, np.ones((3, 3), np.uint8))) & (1 - (bands[0][1] & bands[1][1]))
-    return (rest | (binary & keep & erased)).astype(binary.dtype)
+    result: np.ndarray = (rest | (binary & keep & erased)).astype(binary.dtype)
+    return result
 
 
 def _group_under_crosses(comps: list[_Component], crosses: Sequence[Cross]) -> list[_Component]:
@@ -869,7 +871,8 @@ class CellReader:
             raise CellReadError(
                 f"glyph classifier answered shape {probabilities.shape}, expected {(len(glyphs), len(self._classes))}"
             )
-        return np.clip(probabilities, 0.0, 1.0)
+        clipped: np.ndarray = np.clip(probabilities, 0.0, 1.0)
+        return clipped
 
     def _read(
         self, seg: CellSegmentation, kind: CellKind, probabilities: np.ndarray, cursor: int

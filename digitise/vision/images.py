@@ -117,7 +117,8 @@ def darkest_channel(image: np.ndarray) -> np.ndarray:
         # one is their minimum (a third faster than numpy's strided minimum).
         eroded = cv2.erode(image.reshape(height, width * 3), _ROW_OF_3)
         return np.ascontiguousarray(eroded[:, 1::3])
-    return np.minimum(np.minimum(image[:, :, 0], image[:, :, 1]), image[:, :, 2])
+    darkest: np.ndarray = np.minimum(np.minimum(image[:, :, 0], image[:, :, 1]), image[:, :, 2])
+    return darkest
 
 
 _ROW_OF_3 = np.ones((1, 3), np.uint8)
@@ -710,7 +711,8 @@ def _deep_grey(array: np.ndarray, bits: int | None, signed: bool) -> np.ndarray:
             bits = max(8, int(array.max(initial=0)).bit_length())
         full = float((1 << (bits - 1 if signed else bits)) - 1)
     scaled = np.nan_to_num(array.astype(np.float32) * np.float32(255.0 / full), copy=False)
-    return np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
+    grey: np.ndarray = np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
+    return grey
 
 
 #: TIFF frame modes that Pillow's conversion to "L" gives right, and those of more than 8 bits a sample.

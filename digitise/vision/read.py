@@ -244,7 +244,7 @@ def locate(
 
 def presence_bar(cell: Any) -> float:
     """The dark area (mm^2) a cell must hold to count as written: specks and dust scale with its area."""
-    return PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0)
+    return float(PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0))
 
 
 def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict[str, float]:
