@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,6 +122,42 @@ def why_unreadable(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "is a folder, not a file"
     return f"cannot read: {exc.strerror or exc}"
+
+
+#: Largest input file read (bytes): a 1200-dpi A3 colour scan stored uncompressed is 830 MB.
+MAX_INPUT_BYTES = 2 << 30
+
+
+def read_input(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of the input file ``path`` (its first ``limit`` bytes when given), or
+    :class:`~digitise.errors.InputError` naming it and saying why not.
+
+    Only files and pipes are read. A device (``/dev/zero``) would be read
+    until memory runs out, and a named pipe nobody writes to would block for
+    ever: it is opened without waiting, so with no writer it reads as empty,
+    while a shell's ``<(command)`` is read as it is written.
+    """
+    source = Path(path)
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(why_unreadable(exc), source) from exc
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("is a folder, not a file", source)
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise InputError("not a file (a device or socket)", source)
+        if stat.S_ISFIFO(mode) and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a writer is there: wait for what it writes
+        most = MAX_INPUT_BYTES if limit is None else limit
+        try:
+            data = handle.read(most + 1 if limit is None else limit)
+        except OSError as exc:
+            raise InputError(why_unreadable(exc), source) from exc
+    if limit is None and len(data) > MAX_INPUT_BYTES:
+        raise InputError(f"file too large (over {MAX_INPUT_BYTES >> 30} GB)", source)
+    return data
 
 
 def read_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:

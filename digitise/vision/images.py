@@ -9,7 +9,10 @@ An image over :data:`MAX_PAGE_PIXELS` is refused before it is decoded, and a
 dithered 1-bit scan comes out in grey levels (:func:`is_dithered`). A JPEG or
 TIFF whose data the decoder had to patch over comes out as far as it decodes,
 with what was wrong in :attr:`PageImage.damage` (never as lines of the C
-library's own on stderr).
+library's own on stderr); so does a PDF page whose JPEG picture is cut short.
+A photo's EXIF orientation is applied. Formats that are known but not read
+(HEIC, GIF, a lossless JPEG, a JPEG 2000-compressed TIFF) are named as such,
+not called damaged.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -34,11 +38,16 @@ import numpy as np
 import simplejpeg
 
 from digitise.errors import InputError, PageError
-from digitise.fileio import why_unreadable
+from digitise.fileio import read_input
 
 # A damaged TIFF makes Pillow's TIFF reader warn ("Corrupt EXIF data") on top of the one-line error we
 # give for it. Only that module's UserWarnings: a decompression bomb still warns.
 warnings.filterwarnings("ignore", category=UserWarning, module=r"PIL\.TiffImagePlugin")
+# It also logs some of what it refuses ("More samples per pixel than can be decoded") as an error of its own,
+# which would reach the user's terminal beside ours: the page's one-line error says it.
+logging.getLogger("PIL.TiffImagePlugin").setLevel(logging.CRITICAL)
+# tifffile (the fallback for frames Pillow does not read) logs a broken chain of frames the same way.
+logging.getLogger("tifffile").setLevel(logging.CRITICAL)
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +133,31 @@ def darkest_channel(image: np.ndarray) -> np.ndarray:
 _ROW_OF_3 = np.ones((1, 3), np.uint8)
 
 
+def orient(image: np.ndarray, orientation: int) -> np.ndarray:
+    """``image`` turned upright as its EXIF or TIFF orientation tag (274) says: 1 is as stored, 2-8 are the
+    mirrorings and quarter turns a camera records instead of turning the pixels.
+
+    A page found upside down or on its side is turned by the reader anyway;
+    a mirrored one is not (a note is never read through the paper), so a
+    phone photo stored mirrored must be turned here.
+    """
+    if orientation == 2:
+        return cv2.flip(image, 1)
+    if orientation == 3:
+        return cv2.rotate(image, cv2.ROTATE_180)
+    if orientation == 4:
+        return cv2.flip(image, 0)
+    if orientation == 5:
+        return cv2.transpose(image)
+    if orientation == 6:
+        return cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+    if orientation == 7:
+        return cv2.rotate(cv2.transpose(image), cv2.ROTATE_180)
+    if orientation == 8:
+        return cv2.rotate(image, cv2.ROTATE_90_COUNTERCLOCKWISE)
+    return image
+
+
 def histogram(grey: np.ndarray) -> np.ndarray:
     """How many pixels of a uint8 image have each of the 256 levels (int64), as ``np.bincount`` counts them.
 
@@ -205,7 +239,8 @@ def _libtiff_errors(lines: list[str]) -> list[str]:
     errors = []
     for line in lines:
         _, _, text = line.partition("tempfile.tif: ") if line.startswith("tempfile.tif: ") else ("", "", line)
-        if "Warning, " not in text:
+        # A broken link to the next frame is that frame's problem (it fails to open), not damage to this one.
+        if "Warning, " not in text and not text.startswith("TIFFAdvanceDirectory"):
             errors.append(text.rstrip("."))
     return errors
 
@@ -225,13 +260,68 @@ def _kind(head: bytes) -> str | None:
         return "jpeg"
     if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
         return "tiff"
-    if head.lstrip()[:5] == b"%PDF-":
-        return "pdf"
-    if head[:2] == b"BM":
+    if head[:2] == b"BM" and _is_bmp(head):
         return "bmp"
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "webp"
+    # A PDF may start with a few bytes of junk (a mail gateway's, a scanner's): PDF readers look for the
+    # header in the first kilobyte, and so does PDFium.
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
     return None
+
+
+def _is_bmp(head: bytes) -> bool:
+    """Whether a file starting "BM" has a BMP's headers: a text that starts "BMW ..." must not be read as a
+    picture of 1768453152 rows."""
+    if len(head) < 30:
+        return False
+    header_size = int.from_bytes(head[14:18], "little")
+    if header_size == 12:  # OS/2: planes at 22, bits at 24
+        planes, bits = int.from_bytes(head[22:24], "little"), int.from_bytes(head[24:26], "little")
+    elif header_size in (16, 40, 52, 56, 64, 108, 124):
+        planes, bits = int.from_bytes(head[26:28], "little"), int.from_bytes(head[28:30], "little")
+    else:
+        return False
+    return planes == 1 and bits in (1, 2, 4, 8, 16, 24, 32)
+
+
+#: Picture formats that are known but not read, from their first bytes, with what to say of them.
+_UNREAD_FORMATS: tuple[tuple[bytes, int, str], ...] = (
+    (b"GIF87a", 0, "a GIF image"),
+    (b"GIF89a", 0, "a GIF image"),
+    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", 0, "a JPEG 2000 image"),
+    (b"\xffO\xffQ", 0, "a JPEG 2000 image"),
+    (b"\xff\x0a", 0, "a JPEG XL image"),
+    (b"\x00\x00\x00\x0cJXL \r\n\x87\n", 0, "a JPEG XL image"),
+    (b"8BPS", 0, "a Photoshop file"),
+    (b"\x00\x00\x01\x00", 0, "an icon file"),
+    (b"\x49\x49\xbc", 0, "a JPEG XR image"),
+    (b"PK\x03\x04", 0, "a ZIP archive (or an Office document)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 0, "an old Office document"),
+    (b"{\\rtf", 0, "an RTF document"),
+)
+#: Brands of an ISO media file ("ftyp" box) that are pictures: HEIC (iPhones), AVIF.
+_HEIF_BRANDS = {b"heic": "a HEIC image", b"heix": "a HEIC image", b"hevc": "a HEIC image", b"heim": "a HEIC image",
+                b"heis": "a HEIC image", b"mif1": "a HEIF image", b"msf1": "a HEIF image",
+                b"avif": "an AVIF image", b"avis": "an AVIF image"}
+
+
+def _unread_format(head: bytes) -> str | None:
+    """What a file that is not one of the formats read is, when its first bytes say (to name it in the error)."""
+    if head[4:8] == b"ftyp":
+        return _HEIF_BRANDS.get(head[8:12])
+    for signature, at, name in _UNREAD_FORMATS:
+        if head[at:at + len(signature)] == signature:
+            return name
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:256].lower()
+    if text.startswith(b"<svg") or (text.startswith(b"<?xml") and b"<svg" in head.lower()):
+        return "an SVG drawing"
+    return None
+
+
+#: The formats read, as error messages list them.
+FORMATS_READ = "PNG, JPEG, TIFF, BMP, WebP or PDF"
 
 
 def _to_uint8(image: np.ndarray) -> np.ndarray:
@@ -512,12 +602,12 @@ def _declared_size(data: bytes, kind: str) -> tuple[int, int] | None:
 _JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from a JPEG's frame header, or None when none comes before the image data."""
+def _jpeg_segments(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """A JPEG's marker segments before its image data: (marker, start of the segment's data, its end)."""
     at, size = 2, len(data)
-    while at + 9 <= size:
+    while at + 4 <= size:
         if data[at] != 0xFF:
-            return None
+            return
         marker = data[at + 1]
         if marker == 0xFF:  # fill byte
             at += 1
@@ -525,12 +615,60 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
         if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
             at += 2
             continue
-        if marker in _JPEG_FRAMES:
-            return int.from_bytes(data[at + 7:at + 9], "big"), int.from_bytes(data[at + 5:at + 7], "big")
-        if marker == 0xDA:  # image data before any frame header
-            return None
-        at += 2 + int.from_bytes(data[at + 2:at + 4], "big")
+        if marker in (0xDA, 0xD9):  # image data (or the end) from here
+            return
+        end = at + 2 + int.from_bytes(data[at + 2:at + 4], "big")
+        yield marker, at + 4, min(end, size)
+        at = end
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a JPEG's frame header, or None when none comes before the image data."""
+    for marker, start, end in _jpeg_segments(data):
+        if marker in _JPEG_FRAMES and end - start >= 5:
+            return int.from_bytes(data[start + 3:start + 5], "big"), int.from_bytes(data[start + 1:start + 3], "big")
     return None
+
+
+def _jpeg_unread(data: bytes) -> str | None:
+    """What kind of JPEG this is when it is one that is not read (lossless, hierarchical, over 8 bits), or None."""
+    for marker, start, end in _jpeg_segments(data):
+        if marker in _JPEG_FRAMES and end > start:
+            if marker in (0xC3, 0xC7, 0xCB, 0xCF):
+                return "a lossless JPEG"
+            if marker in (0xC5, 0xC6, 0xCD, 0xCE):
+                return "a hierarchical JPEG"
+            if data[start] != 8:
+                return f"a {data[start]}-bit JPEG"
+            return None
+    return None
+
+
+def _jpeg_orientation(data: bytes) -> int:
+    """The orientation (1-8, see :func:`orient`) a JPEG's EXIF block records, 1 when it records none."""
+    for marker, start, end in _jpeg_segments(data):
+        if marker == 0xE1 and data[start:start + 6] == b"Exif\x00\x00":
+            return _tiff_orientation(data[start + 6:end])
+    return 1
+
+
+def _tiff_orientation(tiff: bytes) -> int:
+    """Tag 274 of the first directory of a TIFF structure (an EXIF block is one), 1 when absent or odd."""
+    order = {b"II": "little", b"MM": "big"}.get(tiff[:2])
+    if order is None or len(tiff) < 8:
+        return 1
+    endian: Any = order
+    at = int.from_bytes(tiff[4:8], endian)
+    if at + 2 > len(tiff):
+        return 1
+    for entry in range(int.from_bytes(tiff[at:at + 2], endian)):
+        where = at + 2 + 12 * entry
+        if where + 12 > len(tiff):
+            break
+        if int.from_bytes(tiff[where:where + 2], endian) == 274:
+            value = int.from_bytes(tiff[where + 8:where + 10], endian)
+            return value if 1 <= value <= 8 else 1
+    return 1
 
 
 _DAMAGED = "cannot decode the image (truncated or damaged file)"
@@ -548,25 +686,41 @@ def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
     naming no file) and returns a picture patched with grey or garbled
     blocks as if it were sound. simplejpeg (libjpeg-turbo) says so: the data
     is decoded strictly first, and only when that fails leniently, with the
-    warning kept. None leaves the file to OpenCV (CMYK, a header it cannot
-    parse, or data it cannot decode at all).
+    warning kept. A file whose only fault is a missing end marker (some
+    cameras' and scripts') is sound: every pixel is there. None leaves the
+    file to OpenCV (a header libjpeg-turbo cannot parse, or data it cannot
+    decode at all).
     """
     try:
         _, _, colour, _ = simplejpeg.decode_jpeg_header(data)
     except ValueError:
         return None
-    if colour in _JPEG_INK_SPACES:
-        return None
-    space = "GRAY" if colour == "Gray" else "BGR"
+    space = "CMYK" if colour in _JPEG_INK_SPACES else "GRAY" if colour == "Gray" else "BGR"
     try:
-        return simplejpeg.decode_jpeg(data, colorspace=space), None
+        return _ink_to_bgr(simplejpeg.decode_jpeg(data, colorspace=space)), None
     except ValueError as exc:
         problem = _jpeg_problem(exc)
+    if not data.rstrip(b"\x00").endswith(b"\xff\xd9"):
+        try:
+            return _ink_to_bgr(simplejpeg.decode_jpeg(data + b"\xff\xd9", colorspace=space)), None
+        except ValueError:
+            pass
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
         return None
-    return image, problem
+    return _ink_to_bgr(image), problem
+
+
+def _ink_to_bgr(image: np.ndarray) -> np.ndarray:
+    """BGR from libjpeg's CMYK (as a print-shop or Adobe JPEG stores it), as OpenCV converts it; others as they are."""
+    if image.ndim != 3 or image.shape[2] != 4:
+        return image
+    ink = image.astype(np.uint16)
+    black = ink[:, :, 3]
+    # OpenCV's own conversion (icvCvt_CMYK2BGR_8u): the same pixels as its decoder gives.
+    bgr = [black - (((255 - ink[:, :, channel]) * black) >> 8) for channel in (2, 1, 0)]
+    return np.dstack(bgr).astype(np.uint8)
 
 
 def _jpeg_problem(exc: ValueError, picture: str = "the JPEG", data: str = "the JPEG's data") -> str:
@@ -605,7 +759,13 @@ def picture_damage(page: PageImage) -> str | None:
         document.close()
 
 
-def _pdf_picture_damage(page: Any) -> str | None:
+def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
+    """What is wrong with a PDF page's JPEG pictures, or None.
+
+    ``thorough`` decodes each picture strictly (about a third of rendering
+    the page); otherwise only a picture whose data lacks JPEG's end marker
+    is (the usual damage: a file cut short), which costs under a millisecond a page.
+    """
     import pypdfium2 as pdfium
 
     for picture in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]):
@@ -614,13 +774,27 @@ def _pdf_picture_damage(page: Any) -> str | None:
             if not filters or filters[-1] != "DCTDecode":
                 continue
             data = bytes(picture.get_data(decode_simple=True))
-            if simplejpeg.decode_jpeg_header(data)[2] in _JPEG_INK_SPACES:
-                continue
         except (pdfium.PdfiumError, ValueError):
             continue  # what cannot be looked into is judged by its rendering, as before
+        ended = data.rstrip(b"\x00\r\n \t").endswith(b"\xff\xd9")
+        if ended and not thorough:
+            continue
         try:
-            simplejpeg.decode_jpeg(data, min_factor=8)
+            height, width, colour, _ = simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
+            return f"the page's JPEG picture cannot be decoded ({str(exc).strip().rstrip('.')})"
+        if _too_large(width, height):
+            continue  # PDFium renders it at the page's size; decoding it whole here would not fit in memory
+        space = "CMYK" if colour in _JPEG_INK_SPACES else "GRAY"
+        try:
+            simplejpeg.decode_jpeg(data, colorspace=space, min_factor=8)
+        except ValueError as exc:
+            if not ended:
+                try:  # cut short by its end marker only: every pixel is there
+                    simplejpeg.decode_jpeg(data + b"\xff\xd9", colorspace=space, min_factor=8)
+                    continue
+                except ValueError:
+                    pass
             return _jpeg_problem(exc, "the page's JPEG picture", "the data of the page's JPEG picture")
     return None
 
@@ -632,15 +806,23 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
     if too_large:
         raise InputError(too_large, path)
     if kind == "jpeg":
+        orientation = _jpeg_orientation(data)
         decoded = _decode_jpeg(data)
         if decoded is not None:
-            return _to_uint8(decoded[0]), decoded[1]
+            return orient(_to_uint8(decoded[0]), orientation), decoded[1]
+        unread = _jpeg_unread(data)
     if kind != "png":
         with _native_messages() as said:
             image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         if image is None or image.size == 0:
-            raise InputError(_DAMAGED, path)
-        return _to_uint8(image), _damage(kind.upper(), said) if said else None
+            if kind == "jpeg" and unread:
+                raise InputError(f"{unread}, which digitise does not read: save the page as an ordinary JPEG or PNG",
+                                 path)
+            raise InputError(_decode_failure(said), path)
+        image = _to_uint8(image)
+        if kind == "jpeg":
+            image = orient(image, orientation)
+        return image, _damage(kind.upper(), said) if said else None
     # Damage is said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
     try:
         fast = _decode_png_fast(data)
@@ -659,10 +841,22 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
             at = end
         keep.append(data[at:])
         data = b"".join(keep)
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    with _native_messages() as said:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
-        raise InputError(_DAMAGED, path)
+        raise InputError(_decode_failure(said), path)
+    # What libpng still says of a file it decodes (a short colour profile, "iCCP: known incorrect sRGB
+    # profile") is not damage to the page.
     return _to_uint8(image), None
+
+
+def _decode_failure(said: list[str]) -> str:
+    """Why a file could not be decoded, with the decoder's own first error when it printed one."""
+    errors = [line for line in said if "warning" not in line.lower()]
+    if not errors:
+        return _DAMAGED
+    first = errors[0].removeprefix("libpng error: ").strip().rstrip(".")
+    return f"{_DAMAGED[:-1]}: {first})"
 
 
 def _open_tiff(source: Any) -> Any:
@@ -739,31 +933,123 @@ def _first(value: Any) -> int:
     return int(value[0] if isinstance(value, tuple) else value)
 
 
-def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
-    from PIL import Image, ImageSequence
+def _tiff_frame_count(data: bytes) -> int | None:
+    """How many frames tifffile finds in the TIFF's chain of directories, or None when it cannot walk it.
 
+    Pillow finds a frame's successor only by setting the frame up: one frame
+    whose pixels it cannot read would otherwise end the file there.
+    """
+    import tifffile
+
+    try:
+        with tifffile.TiffFile(io.BytesIO(data)) as tiff:
+            return len(tiff.pages)
+    except Exception:  # noqa: BLE001 - tifffile's errors are many; Pillow then goes as far as it can
+        return None
+
+
+def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
+    """Frame ``index`` of a TIFF decoded by tifffile, as 8-bit grey or BGR, and its resolution (dpi) when stated.
+
+    For the frames Pillow does not read: floating-point colour, more samples
+    than a colour model has (a scanner's extra channels), and the like.
+    Raises ``ValueError`` saying what is not read (a compression needing the
+    imagecodecs package, a colour model, a layout).
+    """
+    import tifffile
+
+    with tifffile.TiffFile(io.BytesIO(data)) as tiff:
+        page: Any = tiff.pages[index]  # a TiffPage: frames (TiffFrame) only when asked for
+        compression = int(page.compression)
+        too_large = _too_large(int(page.imagewidth), int(page.imagelength))
+        if too_large:
+            raise ValueError(too_large)
+        try:
+            array = page.asarray()
+        except ValueError as exc:
+            if "imagecodecs" in str(exc):
+                raise ValueError(f"the TIFF is compressed as {_tiff_name(compression)}, "
+                                 "which digitise does not read") from exc
+            raise
+        photometric = int(page.photometric)
+        samples = int(page.samplesperpixel)
+        bits = int(page.bitspersample)
+        signed = int(page.sampleformat) == 2
+        resolution = page.get_resolution()
+        dpi = float(resolution[0]) if resolution and page.resolutionunit == 2 and resolution[0] > 0 else None
+    if samples > 1 and array.ndim == 3 and array.shape[0] == samples and array.shape[2] != samples:
+        array = np.moveaxis(array, 0, 2)  # stored plane by plane
+    if photometric in (0, 1) or (photometric not in (2, 5) and samples < 3):  # grey (extra samples dropped)
+        grey = array[:, :, 0] if array.ndim == 3 else array
+        grey = grey if grey.dtype == np.uint8 else _deep_grey(grey, bits, signed)
+        return (255 - grey if photometric == 0 else grey), dpi
+    if photometric == 2 and array.ndim == 3 and array.shape[2] >= 3:
+        colour = array[:, :, :3]
+        if colour.dtype.kind == "f":
+            colour = np.dstack([_deep_grey(np.ascontiguousarray(colour[:, :, c]), None, False) for c in range(3)])
+        return cv2.cvtColor(_to_uint8(np.ascontiguousarray(colour)), cv2.COLOR_RGB2BGR), dpi
+    raise ValueError(f"the TIFF's colour model ({_tiff_name(photometric, 'PHOTOMETRIC')}, "
+                     f"{samples} samples a pixel) is not read by digitise")
+
+
+def _tiff_name(value: int, enum: str = "COMPRESSION") -> str:
+    """The name TIFF gives a tag's value ("JPEG2000" for compression 34712), or the number."""
+    import tifffile
+
+    try:
+        return str(getattr(tifffile, enum)(value).name)
+    except ValueError:
+        return f"code {value}"
+
+
+def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+    from PIL import Image
+
+    count = _tiff_frame_count(data)
     try:
         container = _open_tiff(io.BytesIO(data))
     except _TIFF_DAMAGE as exc:
-        raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
+        if not count:
+            raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
+        container = None  # Pillow does not read its first frame: tifffile reads them all
     produced = 0
-    with container:
-        frames = ImageSequence.Iterator(container)
+    try:
         number = 0
         while True:
             number += 1
-            try:
-                frame = next(frames)
-            except StopIteration:
-                break
-            except _TIFF_DAMAGE as exc:
-                yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path,
-                                f"page {number}")
+            page = f"page {number}"
+            frame = None
+            if container is not None:
+                try:
+                    container.seek(number - 1)
+                    frame = container
+                except EOFError:
+                    break
+                except _TIFF_DAMAGE as exc:
+                    if count is None or number > count:
+                        # The chain of frames breaks here: what follows (if anything) cannot be found.
+                        yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path, page)
+                        produced += 1
+                        break
+            elif count is None or number > count:
                 break
             produced += 1
+            if frame is None:
+                try:
+                    array, dpi = _tifffile_frame(data, number - 1)
+                except MemoryError:
+                    yield PageError("image too large to decode", path, page)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - tifffile's errors are many: each is this page's reason
+                    why = str(exc)
+                    yield PageError(why if why.startswith(("the TIFF", "image too large")) else
+                                    f"cannot decode this page (truncated or damaged file): {why}", path, page)
+                    continue
+                yield _as_page(_to_uint8(array), path, number, dpi)
+                continue
             too_large = _too_large(*frame.size)
             if too_large:
-                yield PageError(too_large, path, f"page {number}")
+                yield PageError(too_large, path, page)
                 continue
             said: list[str] = []
             try:
@@ -771,21 +1057,25 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 with _native_messages() as said:
                     frame.load()
                 dpi_info = frame.info.get("dpi")
+                orientation = frame.tag_v2.get(274)
                 array = _frame_pixels(frame)
             except Image.DecompressionBombError as exc:  # pragma: no cover - our limit is checked first
-                yield PageError(f"image too large: {exc}", path, f"page {number}")
+                yield PageError(f"image too large: {exc}", path, page)
                 continue
             except _TIFF_DAMAGE as exc:
                 errors = _libtiff_errors(said)
                 why = f"{exc} ({errors[0]})" if errors else str(exc)
-                yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path,
-                                f"page {number}")
+                yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path, page)
                 continue
             if array.ndim == 3:
                 array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
             errors = _libtiff_errors(said)
-            yield _as_page(_to_uint8(array), path, number, float(dpi_info[0]) if dpi_info else None,
+            yield _as_page(orient(_to_uint8(array), _first(orientation) if orientation else 1), path, number,
+                           float(dpi_info[0]) if dpi_info else None,
                            damage=_damage("TIFF", errors) if errors else None)
+    finally:
+        if container is not None:
+            container.close()
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
 
@@ -799,6 +1089,30 @@ def pdf_render_scale(width_pt: float, height_pt: float) -> float:
     return dpi / 72.0
 
 
+#: What PDFium's error codes mean for a file that will not open (its own words are terse: "Data format error",
+#: or "Success" when it gives no reason).
+_PDFIUM_ERRORS = {
+    2: "the file cannot be opened",
+    3: "it is damaged, cut short or not a PDF (PDFium finds no document in it)",
+    5: "it is protected by a security scheme PDFium does not support",
+}
+
+
+_PAGE_TREE = re.compile(rb"<<[^<>]*/Type\s*/Pages\b[^<>]*>>")
+_ANY_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+_NO_KIDS = re.compile(rb"/Count\s+0(?![0-9])")
+
+
+def _no_page(data: bytes) -> bool:
+    """Whether a PDF that PDFium will not open is an empty one: a page tree of no page and no page anywhere.
+
+    PDFium refuses a document of no page as malformed ("Data format error"),
+    which would send the user looking for damage.
+    """
+    trees = _PAGE_TREE.findall(data)
+    return bool(trees) and all(_NO_KIDS.search(tree) for tree in trees) and not _ANY_PAGE.search(data)
+
+
 def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
     import pypdfium2 as pdfium
 
@@ -808,7 +1122,10 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         reason = str(exc).lower()
         if "password" in reason:
             raise InputError("the PDF is encrypted (password protected)", path) from exc
-        raise InputError(f"cannot open the PDF (damaged or empty): {exc}", path) from exc
+        if _no_page(data):
+            raise InputError("the PDF holds no page", path) from exc
+        code = getattr(exc, "err_code", None)
+        raise InputError(f"cannot open the PDF: {_PDFIUM_ERRORS.get(code or 0, 'damaged or empty')}", path) from exc
     try:
         count = len(document)
         if count == 0:
@@ -821,10 +1138,11 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 scale = pdf_render_scale(width_pt, height_pt)
                 bitmap = page.render(scale=scale, grayscale=True)
                 array = np.array(bitmap.to_numpy(), copy=True)
+                damage = _pdf_picture_damage(page, thorough=False)
             except pdfium.PdfiumError as exc:
                 yield PageError(f"cannot render this page: {exc}", path, f"page {number}")
                 continue
-            yield _as_page(_to_uint8(array), path, number, scale * 72.0)
+            yield _as_page(_to_uint8(array), path, number, scale * 72.0, damage=damage)
     finally:
         document.close()
 
@@ -836,15 +1154,15 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     not an image, truncated, an encrypted or empty PDF).
     """
     file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InputError(why_unreadable(exc), file) from exc
+    data = read_input(file)
     if not data:
         raise InputError("empty file", file)
     kind = _kind(data[:1024])
     if kind is None:
-        raise InputError("not an image or PDF (expected PNG, JPEG, TIFF or PDF)", file)
+        known = _unread_format(data[:1024])
+        if known is not None:
+            raise InputError(f"{known}, which digitise does not read: save the page as PNG, JPEG or PDF", file)
+        raise InputError(f"not an image or PDF (expected {FORMATS_READ})", file)
     if kind == "pdf":
         yield from _pdf_pages(data, file)
     elif kind == "tiff":
@@ -862,6 +1180,8 @@ def page_count(path: str | Path) -> int:
     """
     file = Path(path)
     try:
+        if not file.is_file():  # a pipe is read once, by iter_pages; a device not at all
+            return 1
         with file.open("rb") as handle:
             kind = _kind(handle.read(1024))
         if kind == "pdf":

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import io
+import zlib
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageOps
 
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.vision import images
 from digitise.vision.images import (
     PageImage,
     _decode_png_fast,
+    _to_uint8,
     iter_pages,
     load_pages,
     pdf_render_scale,
@@ -98,14 +100,69 @@ def test_a_damaged_jpeg_is_read_and_said_to_be_damaged(tmp_path: Path) -> None:
     assert isinstance(cut, PageImage) and cut.damage is not None and "truncated" in cut.damage
 
 
-def test_a_cmyk_jpeg_goes_to_opencv(tmp_path: Path) -> None:
+def test_a_cmyk_jpeg_decodes_as_opencv_decodes_it_and_reads_when_cut_short(tmp_path: Path) -> None:
     buffer = io.BytesIO()
     Image.fromarray(_page()).convert("CMYK").save(buffer, "JPEG")
-    (tmp_path / "ink.jpg").write_bytes(buffer.getvalue())
+    data = buffer.getvalue()
+    (tmp_path / "ink.jpg").write_bytes(data)
     (page,) = load_pages(tmp_path / "ink.jpg")
     assert isinstance(page, PageImage) and page.damage is None
     # Paper stays light and the drawn frame dark: the colours were converted, not taken as BGR.
     assert page.grey[10, 10] > 150 and page.grey[50, 150] < 80
+    assert np.array_equal(page.image, _to_uint8(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)))
+    (tmp_path / "cut.jpg").write_bytes(data[: len(data) * 2 // 3])
+    (cut,) = load_pages(tmp_path / "cut.jpg")
+    assert isinstance(cut, PageImage) and cut.damage is not None and "truncated" in cut.damage
+
+
+def test_a_jpeg_missing_only_its_end_marker_is_sound(tmp_path: Path) -> None:
+    data = _jpeg_bytes(_page())
+    assert data.endswith(b"\xff\xd9")
+    (tmp_path / "open.jpg").write_bytes(data[:-2])
+    (page,) = load_pages(tmp_path / "open.jpg")
+    assert isinstance(page, PageImage) and page.damage is None
+    assert np.array_equal(page.image, cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED))
+
+
+def _with_exif_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """``jpeg`` with an EXIF block (big-endian, as cameras write it) recording ``orientation``."""
+    tiff = b"MM\x00*\x00\x00\x00\x08" + b"\x00\x01" + b"\x01\x12\x00\x03\x00\x00\x00\x01"
+    tiff += orientation.to_bytes(2, "big") + b"\x00\x00" + b"\x00\x00\x00\x00"
+    body = b"Exif\x00\x00" + tiff
+    return jpeg[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body + jpeg[2:]
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_a_photos_exif_orientation_is_applied(tmp_path: Path, orientation: int) -> None:
+    """A phone stores the pixels as the sensor saw them and records how to turn (or mirror) them: applied as
+    Pillow applies it, so a mirrored record is not refused as a page seen through the paper."""
+    stored = _page()
+    stored[300:420, 450:580] = 40  # a corner that tells every turn and mirroring apart
+    data = _with_exif_orientation(_jpeg_bytes(stored), orientation)
+    (tmp_path / "photo.jpg").write_bytes(data)
+    (page,) = load_pages(tmp_path / "photo.jpg")
+    assert isinstance(page, PageImage)
+    upright = np.asarray(ImageOps.exif_transpose(Image.open(io.BytesIO(data))).convert("L"))
+    assert page.image.shape == upright.shape
+    assert np.abs(page.image.astype(int) - upright.astype(int)).max() <= 2
+
+
+def _frame_header(jpeg: bytes) -> int:
+    """Where a baseline JPEG's frame header (SOF0) marker is."""
+    return jpeg.index(b"\xff\xc0")
+
+
+@pytest.mark.parametrize(("patch", "said"), [
+    (lambda data, at: data[:at + 1] + b"\xc3" + data[at + 2:], "a lossless JPEG"),
+    (lambda data, at: data[:at + 4] + b"\x0c" + data[at + 5:], "a 12-bit JPEG"),
+])
+def test_jpegs_of_a_kind_not_read_are_named_not_called_damaged(tmp_path: Path, patch: object, said: str) -> None:
+    data = _jpeg_bytes(_page())
+    target = tmp_path / "odd.jpg"
+    target.write_bytes(patch(data, _frame_header(data)))  # type: ignore[operator]
+    with pytest.raises(InputError) as info:
+        load_pages(target)
+    assert info.value.reason.startswith(f"{said}, which digitise does not read")
 
 
 def _fax_tiff(target: Path) -> bytes:
@@ -348,9 +405,72 @@ def test_empty_pdf(tmp_path: Path) -> None:
     document.save(buffer)
     target = tmp_path / "empty.pdf"
     target.write_bytes(buffer.getvalue())
-    with pytest.raises(InputError, match="PDF") as info:
+    with pytest.raises(InputError) as info:
         load_pages(target)
-    assert "empty" in info.value.reason or "no page" in info.value.reason
+    assert info.value.reason == "the PDF holds no page"
+
+
+def _pdf_of_jpeg(jpeg: bytes, width: int, height: int) -> bytes:
+    """A one-page PDF showing ``jpeg`` (its bytes as they are, damage and all) over the whole page."""
+    content = f"q {width} 0 0 {height} 0 0 cm /Im0 Do Q".encode()
+    objects = [
+        b"<</Type/Catalog/Pages 2 0 R>>",
+        b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
+        f"<</Type/Page/Parent 2 0 R/MediaBox[0 0 {width} {height}]/Resources<</XObject<</Im0 4 0 R>>>>"
+        f"/Contents 5 0 R>>".encode(),
+        f"<</Type/XObject/Subtype/Image/Width {width}/Height {height}/ColorSpace/DeviceGray/BitsPerComponent 8"
+        f"/Filter/DCTDecode/Length {len(jpeg)}>>stream\n".encode() + jpeg + b"\nendstream",
+        f"<</Length {len(content)}>>stream\n".encode() + content + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer<</Size {len(objects) + 1}/Root 1 0 R>>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_a_pdf_page_whose_jpeg_picture_is_cut_short_says_so_as_it_is_read(tmp_path: Path) -> None:
+    """A picture cut short is found at no cost (its end marker is missing) and noted; one missing only the end
+    marker is whole."""
+    data = _jpeg_bytes(_page())
+    (tmp_path / "whole.pdf").write_bytes(_pdf_of_jpeg(data, 600, 450))
+    (tmp_path / "open.pdf").write_bytes(_pdf_of_jpeg(data[:-2], 600, 450))
+    (tmp_path / "cut.pdf").write_bytes(_pdf_of_jpeg(data[: len(data) // 2], 600, 450))
+    for name in ("whole.pdf", "open.pdf"):
+        (page,) = load_pages(tmp_path / name)
+        assert isinstance(page, PageImage) and page.damage is None, name
+    (cut,) = load_pages(tmp_path / "cut.pdf")
+    assert isinstance(cut, PageImage)
+    assert cut.damage == "the page's JPEG picture is truncated (its data ends before the picture does)"
+
+
+def test_pdf_pictures_too_large_or_undecodable(tmp_path: Path) -> None:
+    """A picture whose header claims 60000x60000 px is not decoded whole to look for damage; one whose header
+    cannot be decoded is named as the page's problem (PDFium shows it as a blank page)."""
+    data = _jpeg_bytes(_page())
+    at = _frame_header(data)
+    huge = data[:at + 5] + (60000).to_bytes(2, "big") * 2 + data[at + 9:]
+    (tmp_path / "huge.pdf").write_bytes(_pdf_of_jpeg(huge, 600, 450))
+    (page,) = load_pages(tmp_path / "huge.pdf")
+    assert isinstance(page, PageImage) and picture_damage(page) is None
+    headless = data[:at] + b"\xff\xfe\x00\x04ab" + data[data.index(b"\xff\xda"):]  # no frame header at all
+    (tmp_path / "headless.pdf").write_bytes(_pdf_of_jpeg(headless, 600, 450))
+    (blank,) = load_pages(tmp_path / "headless.pdf")
+    assert isinstance(blank, PageImage)
+    damage = picture_damage(blank)
+    assert damage is not None and damage.startswith("the page's JPEG picture cannot be decoded (")
+
+
+def test_a_pdf_after_a_few_bytes_of_junk_is_read(tmp_path: Path) -> None:
+    pdf = _pdf_of_jpeg(_jpeg_bytes(_page()), 600, 450)
+    (tmp_path / "mailed.pdf").write_bytes(b"\r\n--boundary\r\n\r\n" + pdf)
+    (page,) = load_pages(tmp_path / "mailed.pdf")
+    assert isinstance(page, PageImage) and page.dpi == 300.0 and page.image.shape[1] == 600 * 300 // 72
 
 
 def test_encrypted_pdf(tmp_path: Path) -> None:
@@ -572,3 +692,120 @@ def test_dithered_bilevel_pages_are_told_from_thresholded_ones() -> None:
     assert smooth.dtype == np.uint8 and smooth.shape == grey.shape
     assert abs(float(smooth[250:300, 150:250].mean()) - 245) < 6
     assert 120 < float(smooth[300, 99:102].mean()) < 230
+
+
+def _set_tiff_tag(data: bytes, frame: int, tag: int, value: int) -> bytes:
+    """``data`` (a little-endian TIFF) with a SHORT tag of directory ``frame`` set to ``value``."""
+    out = bytearray(data)
+    at = int.from_bytes(out[4:8], "little")
+    for _ in range(frame):
+        at = int.from_bytes(out[at + 2 + 12 * int.from_bytes(out[at:at + 2], "little"):][:4], "little")
+    for entry in range(int.from_bytes(out[at:at + 2], "little")):
+        where = at + 2 + 12 * entry
+        if int.from_bytes(out[where:where + 2], "little") == tag:
+            out[where + 2:where + 12] = (3).to_bytes(2, "little") + (1).to_bytes(4, "little") + value.to_bytes(
+                2, "little") + b"\0\0"
+            return bytes(out)
+    raise AssertionError(f"no tag {tag}")
+
+
+def test_a_multi_page_tiff_goes_on_past_a_page_it_cannot_read(tmp_path: Path) -> None:
+    """Page 2 is compressed in a way not read (JPEG 2000): it is named, and pages 3 and 4 are still read."""
+    frames = [Image.fromarray(_page(value)) for value in (170, 190, 210, 230)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="TIFF", save_all=True, append_images=frames[1:])
+    target = tmp_path / "pages.tif"
+    target.write_bytes(_set_tiff_tag(buffer.getvalue(), 1, 259, 34712))
+    pages = load_pages(target)
+    assert [type(page).__name__ for page in pages] == ["PageImage", "PageError", "PageImage", "PageImage"]
+    assert isinstance(pages[1], PageError)
+    assert pages[1].reason == "the TIFF is compressed as JPEG2000, which digitise does not read"
+    assert [int(page.image[10, 10]) for page in pages if isinstance(page, PageImage)] == [170, 210, 230]
+
+
+def test_tiffs_pillow_does_not_read_are_read_by_tifffile(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Floating-point colour, and a scanner's 90 samples a pixel (Pillow logs an error of its own for those)."""
+    import tifffile
+
+    grey = _page().astype(np.float32) / 255.0
+    tifffile.imwrite(tmp_path / "float.tif", np.dstack([grey, grey, grey]), photometric="rgb")
+    many = np.repeat(_page()[:, :, None], 90, axis=2)
+    tifffile.imwrite(tmp_path / "many.tif", many, photometric="minisblack", planarconfig="contig")
+    with caplog.at_level("DEBUG"):
+        for name in ("float.tif", "many.tif"):
+            (page,) = load_pages(tmp_path / name)
+            assert isinstance(page, PageImage), name
+            assert np.abs(page.grey.astype(int) - _page().astype(int)).max() <= 1, name
+    assert [record for record in caplog.records if record.levelno >= 30] == []
+
+
+def test_png_the_fast_decoder_leaves_to_libpng_keeps_libpng_quiet(tmp_path: Path,
+                                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """A palette PNG goes to OpenCV's libpng: its warnings (a short colour profile) are not shown, and its error
+    (damaged picture data) becomes the reason."""
+    palette = Image.fromarray(_page()).convert("P")
+    buffer = io.BytesIO()
+    palette.save(buffer, "PNG")
+    data = buffer.getvalue()
+    iend = data.index(b"IHDR") + 4 + 13 + 4
+    iccp = b"iCCPx\0\0\x78\x9c"
+    chunk = len(iccp[4:]).to_bytes(4, "big") + iccp + zlib.crc32(iccp).to_bytes(4, "big")
+    (tmp_path / "profile.png").write_bytes(data[:iend] + chunk + data[iend:])
+    (page,) = load_pages(tmp_path / "profile.png")
+    assert isinstance(page, PageImage)
+    at = data.index(b"IDAT")
+    length = int.from_bytes(data[at - 4:at], "big")
+    body = bytearray(data[at:at + 4 + length])
+    body[6:10] = b"\xff\xff\xff\xff"  # inflate fails, the chunk's CRC still right
+    broken = data[:at] + bytes(body) + zlib.crc32(bytes(body)).to_bytes(4, "big") + data[at + 8 + length:]
+    (tmp_path / "broken.png").write_bytes(broken)
+    with pytest.raises(InputError) as info:
+        load_pages(tmp_path / "broken.png")
+    assert info.value.reason.startswith("cannot decode the image (truncated or damaged file: ")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("head", "said"), [
+    (b"BMW service record, 2024\n" + b"x" * 40, "not an image or PDF (expected PNG, JPEG, TIFF, BMP, WebP or PDF)"),
+    (b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + b"\0" * 40, "a HEIC image, which digitise does not read"),
+    (b"\0\0\0\x1cftypavif\0\0\0\0avifmif1" + b"\0" * 40, "an AVIF image, which digitise does not read"),
+    (b"GIF89a" + b"\0" * 40, "a GIF image, which digitise does not read"),
+    (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>', "an SVG drawing, which digitise"),
+])
+def test_files_not_read_are_named_for_what_they_are(tmp_path: Path, head: bytes, said: str) -> None:
+    target = tmp_path / "page.png"
+    target.write_bytes(head)
+    with pytest.raises(InputError) as info:
+        load_pages(target)
+    assert info.value.reason.startswith(said)
+
+
+def test_devices_and_pipes(tmp_path: Path) -> None:
+    """A device is refused, not read until memory runs out; a named pipe nobody writes to is empty, not a hang;
+    a pipe being written (a shell's ``<(command)``) is read."""
+    import os
+    import threading
+
+    with pytest.raises(InputError) as info:
+        load_pages("/dev/zero")
+    assert info.value.reason == "not a file (a device or socket)"
+    fifo = tmp_path / "fifo.png"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="empty file"):
+        load_pages(fifo)
+    ok, encoded = cv2.imencode(".png", _page())
+    assert ok
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_end, "wb") as out:
+            out.write(encoded.tobytes())
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        (page,) = load_pages(f"/dev/fd/{read_end}")
+    finally:
+        writer.join()
+        os.close(read_end)
+    assert isinstance(page, PageImage) and np.array_equal(page.image, _page())

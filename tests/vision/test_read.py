@@ -295,3 +295,22 @@ def test_a_blotted_board_is_flagged_not_dropped(tmp_path: Path) -> None:
     entries = [*report["skipped"], *(t for g in report["games"] for t in g["turns"])]
     first = [e for e in entries if (e["page"], e["board"]) == (1, 1)]
     assert first and all(e["flagged"] for e in first), first
+
+
+@pytest.mark.parametrize("orientation", [2, 7])
+def test_a_photo_stored_mirrored_with_its_exif_orientation_is_read(a4: Template, tmp_path: Path,
+                                                                   orientation: int) -> None:
+    """A camera that records "mirror, then turn" instead of turning the pixels: without the EXIF orientation the
+    page would be refused as a mirror image."""
+    sheet = make_sheet(a4, written=WRITTEN).image
+    stored = cv2.flip(sheet, 1) if orientation == 2 else cv2.rotate(cv2.transpose(sheet), cv2.ROTATE_180)
+    ok, jpeg = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    assert ok
+    tiff = b"MM\x00*\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01" + bytes([0, orientation, 0, 0]) + bytes(4)
+    body = b"Exif\x00\x00" + tiff
+    data = jpeg.tobytes()
+    (tmp_path / "photo.jpg").write_bytes(data[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body + data[2:])
+    outcome = read_pages([tmp_path / "photo.jpg"], a4, RecordingReader(), header=False)
+    assert outcome.errors == ()
+    (page,) = outcome.readings.pages
+    assert {(board.index, name) for board in page.boards for name in board.cells} == set(WRITTEN)
