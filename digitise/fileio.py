@@ -142,22 +142,38 @@ def read_input(path: str | Path, limit: int | None = None) -> bytes:
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(why_unreadable(exc), source) from exc
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        os.close(fd)
+        raise InputError("is a folder, not a file" if stat.S_ISDIR(mode) else "not a file (a device or socket)",
+                         source)
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError("is a folder, not a file", source)
-        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-            raise InputError("not a file (a device or socket)", source)
         if stat.S_ISFIFO(mode) and hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)  # a writer is there: wait for what it writes
-        most = MAX_INPUT_BYTES if limit is None else limit
+        most = MAX_INPUT_BYTES + 1 if limit is None else limit
+        if stat.S_ISREG(mode):
+            # Asked for more than there is, Python allocates all it was asked for first.
+            most = min(most, os.fstat(fd).st_size + 1)
         try:
-            data = handle.read(most + 1 if limit is None else limit)
+            data = handle.read(most) if stat.S_ISREG(mode) else _read_pipe(handle, most)
         except OSError as exc:
             raise InputError(why_unreadable(exc), source) from exc
     if limit is None and len(data) > MAX_INPUT_BYTES:
         raise InputError(f"file too large (over {MAX_INPUT_BYTES >> 30} GB)", source)
     return data
+
+
+def _read_pipe(handle: Any, most: int) -> bytes:
+    """Up to ``most`` bytes from a pipe, read as they come (its size is not known beforehand)."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < most:
+        chunk = handle.read1(min(1 << 20, most - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def read_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:

@@ -150,8 +150,12 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
 
 
 def _some_page_read(outcome: ReadOutcome, pages: Sequence[Path]) -> ReadOutcome:
-    """``outcome`` when it read a page at all; else its first problem is the error (one line, naming the file)."""
+    """``outcome`` when it read a page at all; else its problem is the error (one line, naming the file), or
+    every page's problem, so that the user does not fix them one run at a time."""
     if not outcome.readings.pages:
+        if len(outcome.errors) > 1:
+            raise InputError(f"no page could be read ({len(outcome.errors)} problems): "
+                             + "; ".join(error.message for error in outcome.errors))
         raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
     return outcome
 

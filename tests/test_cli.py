@@ -763,3 +763,18 @@ def test_missing_inputs_and_unwritable_outputs_have_their_own_exit_codes(tmp_pat
     shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "page-001.jpg")
     result = run("batch", scans, "-o", a_file)
     assert result.exit_code == int(ExitCode.OUTPUT) and "a-file" in result.stderr, result.output
+
+
+def test_scan_of_pages_none_readable_names_every_problem(tmp_path: Path) -> None:
+    """Two bad pages: both are named at once, so they are not found one run at a time."""
+    (tmp_path / "a.png").write_bytes(b"GIF89a" + bytes(40))
+    (tmp_path / "b.png").write_text("notes, not pixels\n")
+    result = CliRunner().invoke(cli, ["scan", str(tmp_path / "a.png"), str(tmp_path / "b.png"),
+                                      "-o", str(tmp_path / "m.mat")])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    lines = result.output.strip().splitlines()
+    expected = (f"digitise: error: no page could be read (2 problems): {tmp_path / 'a.png'}: a GIF image, which "
+                f"digitise does not read: save the page as PNG, JPEG or PDF; {tmp_path / 'b.png'}: not an image "
+                "or PDF (expected PNG, JPEG, TIFF, BMP, WebP or PDF)")
+    assert lines == [expected]
+    assert not (tmp_path / "m.mat").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from digitise.errors import ExitCode, OutputError
+from digitise.errors import ExitCode, InputError, OutputError
 from digitise.fileio import check_outputs, write_atomic
 
 
@@ -123,3 +123,18 @@ def test_inputs_that_are_not_there_are_named(tmp_path: Path) -> None:
     loop.symlink_to(loop)
     with pytest.raises(InputError, match="a link that leads nowhere"):
         check_inputs([loop])
+
+
+def test_read_input_refuses_a_file_over_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from digitise import fileio
+
+    target = tmp_path / "page.png"
+    target.write_bytes(b"x" * 100)
+    assert fileio.read_input(target) == b"x" * 100
+    assert fileio.read_input(target, 10) == b"x" * 10
+    monkeypatch.setattr(fileio, "MAX_INPUT_BYTES", 99)
+    with pytest.raises(InputError) as info:
+        fileio.read_input(target)
+    assert info.value.path == str(target) and info.value.reason.startswith("file too large")
+    with pytest.raises(InputError, match="is a folder"):
+        fileio.read_input(tmp_path)
