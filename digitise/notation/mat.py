@@ -100,6 +100,8 @@ _LENGTH = re.compile(r"^\s*(\d+)\s+points?\s+match\b", re.IGNORECASE)
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
 _SCORE = re.compile(r"^\s*(?P<n1>.*?)\s*:\s*(?P<s1>\d+)\s+(?P<n2>.*?)\s*:\s*(?P<s2>\d+)\s*$")
 _NUMBERED = re.compile(r"^\s*(\d+)\)")
+#: Longest name GNU Backgammon keeps whole (it cuts the rest, with a warning; a name of 1,500 bytes stops its import).
+MAX_NAME_BYTES = 31
 # An entry starts with dice ("52:") or a cube/result word; what follows up to the next
 # entry belongs to it. Two digits anywhere are accepted here so that bad dice ("72:")
 # become a reported problem instead of unreadable text.
@@ -792,6 +794,10 @@ def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
     if any(_NUMBERED.match(name) for name in players):
         # " 12) : 0" would be read back as the twelfth move line, not as a name.
         return "a name cannot start like a move number (such as '12)')"
+    long = next((name for name in players if len(name.strip().encode("utf-8")) > MAX_NAME_BYTES), None)
+    if long is not None:
+        return (f"GNU Backgammon cuts a name to {MAX_NAME_BYTES} bytes (letters outside A-Z take two or more): "
+                f"shorten {long[:40]!r}")
     return None
 
 
@@ -801,8 +807,10 @@ def writable_name(name: str) -> str:
     Names read off a page header by OCR pick up stray punctuation ("Mei" read "Me:"); one such
     character must not cost the match its file.
     """
-    kept = "".join(ch if _name_character(ch) else " " for ch in name)
-    return " ".join(kept.split())
+    kept = " ".join("".join(ch if _name_character(ch) else " " for ch in name).split())
+    while len(kept.encode("utf-8")) > MAX_NAME_BYTES:
+        kept = kept[:-1].rstrip()
+    return kept
 
 
 def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:

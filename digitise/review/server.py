@@ -14,7 +14,7 @@ matches (``GET /api/matches``) and match N's page and API are under
 ``GET /api/crop/P/B.png``  board B of page P cut from its scan
 ``GET /api/board.svg``     ``?position=ID&mover=bottom|top[&highlight=8,6]``
 ``GET /api/export.mat``    the corrected match, as a download
-``GET /files/PATH``        a file under the report's folder
+``GET /files/PATH``        a scan, report or .mat under the report's folder (no hidden file)
 ``POST /api/correct``      ``{"page", "board", "action", "dice", "move", "points"}``
 ``POST /api/uncorrect``    ``{"page", "board"}``
 ``POST /api/match``        ``{"players": [BOTTOM, TOP] | null, "length": N | null}``
@@ -336,12 +336,17 @@ class ReviewHandler(BaseHTTPRequestHandler):
             raise RequestError(HTTPStatus.NOT_FOUND, "no such file") from None
         if not inside:
             raise RequestError(HTTPStatus.FORBIDDEN, "outside the report's folder")
+        if any(part.startswith(".") for part in target.relative_to(root).parts):
+            # Hidden files and folders (a .ssh or .git kept in a home folder that holds scans) are no one's business.
+            raise RequestError(HTTPStatus.FORBIDDEN, "a hidden file")
         if not found:
             raise RequestError(HTTPStatus.NOT_FOUND, "no such file")
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if content_type not in SAFE_FILE_TYPES and target.suffix.lower() != ".mat":
+            # Scans, reports and matches only: never a page or script to run on this origin, nor a stray file.
+            raise RequestError(HTTPStatus.FORBIDDEN, "only scans, reports and .mat files are served")
         if content_type not in SAFE_FILE_TYPES:
-            # Never let a file from the scans folder run as a page or script on this origin.
-            content_type = "text/plain; charset=utf-8" if content_type.startswith("text/") else "application/octet-stream"
+            content_type = "text/plain; charset=utf-8"
         self._send(HTTPStatus.OK, target.read_bytes(), content_type)
 
     def _svg(self, query: dict[str, list[str]]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,11 @@ from digitise.solve.corrections import (
     header_from_json,
     load_corrections_file,
     save_corrections,
+    short,
     unfitting,
 )
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
+from digitise.solve.search import AFTER_THE_END
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +184,50 @@ def default_solver(report: Mapping[str, Any]) -> Solver:
     return run
 
 
+#: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
+#: resignation, or a double and its answer).
+ACTION_PARTS = {"move": "move", "double": "cube", "take": "cube", "drop": "cube", "resign": "resign"}
+
+
+def board_parts(turns: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """A board's turns (as a report gives them) as correction text, by part: ``move``, ``cube``, ``resign``."""
+    parts: dict[str, str] = {}
+    for turn in turns:
+        action = turn.get("action")
+        if action == "move" and turn.get("dice"):
+            high, low = sorted(int(d) for d in turn["dice"])[::-1]
+            who = turn.get("player")
+            parts["move"] = f"{who + ' ' if who in ('bottom', 'top') else ''}{high}{low}: {turn.get('move') or ''}".rstrip()
+        elif action == "double":
+            parts.setdefault("cube", "double")
+        elif action in ("take", "drop"):
+            parts["cube"] = f"double; {action}"
+        elif action == "resign" and isinstance(turn.get("points"), int) and turn["points"] >= 1:
+            parts["resign"] = f"resign {turn['points']}"
+    return parts
+
+
+def with_other_turns(text: str, part: str, turns: Sequence[Mapping[str, Any]]) -> str:
+    """The correction ``text`` of one part of a board, with the board's other parts as they are now.
+
+    Marking the resignation on a board that also holds the opponent's last
+    move must not take that move off the match, nor correcting the move its
+    resignation. A double is a board of its own (NOTATION.md): marking one
+    replaces what the board was read as, its result included (a drop ends
+    the game by itself).
+    """
+    others = board_parts(turns)
+    if part == "cube":
+        return text
+    others.pop(part, None)
+    if part == "move":
+        others.pop("cube", None)
+    if not others:
+        return text
+    return "; ".join(text if name == part else others[name] for name in ("cube", "move", "resign")
+                     if name == part or name in others)
+
+
 class ReviewSession:
     """One report under review. Thread-safe: the HTTP server serves requests in threads."""
 
@@ -250,23 +296,28 @@ class ReviewSession:
     def _load_saved(self) -> None:
         """Take the corrections file as it is on disk, and solve the match with it (at start, and after a
         change made elsewhere)."""
-        self._disk = self._disk_text()
-        self.corrections, self.header, self.changes = {}, MatchHeader(), []
-        self.report = self._scanned
+        # Everything is read and solved before any of it is taken: a file that cannot be read (a typo made by
+        # hand) leaves this session as it was, and the next change is refused again instead of saving over it.
+        disk = self._disk_text()
+        corrections: Corrections = {}
+        header = MatchHeader()
+        changes: list[dict[str, Any]] = []
+        report, match = self._scanned, None
         if self.corrections_file.exists():
             saved = load_corrections_file(self.corrections_file)
-            self.corrections, self.header = saved.boards, saved.header
+            corrections, header = saved.boards, saved.header
             if self.readings is not None:
-                absent_boards(self.corrections, self.boards(), self.corrections_file)
+                absent_boards(corrections, self.boards(), self.corrections_file)
         if self.solver is not None and self.readings is not None:
             # Solve once at start so the page shows the match with the saved corrections applied.
-            original = self.report
-            readings = corrected_readings(self.readings, self.corrections, original)
-            self.match, solved = self.solver(readings, self.corrections, self.header)
-            self.report = self._keep_links(dict(solved))
-            if self.corrections or self.header.given:
-                check_fit(self.report, self.corrections, self.corrections_file)
-                self.changes = report_changes(original, self.report)
+            readings = corrected_readings(self.readings, corrections, self._scanned)
+            match, solved = self.solver(readings, corrections, header)
+            report = self._keep_links(dict(solved))
+            if corrections or header.given:
+                check_fit(report, corrections, self.corrections_file)
+                changes = report_changes(self._scanned, report)
+        self._disk, self.corrections, self.header, self.changes = disk, corrections, header, changes
+        self.report, self.match = report, match
 
     def _disk_text(self) -> str | None:
         """The corrections file's text now, or None when there is none (or it cannot be read)."""
@@ -491,11 +542,20 @@ class ReviewSession:
                 self._pages.pop(next(iter(self._pages)))
         return image
 
+    def _check_disk(self) -> None:
+        """Refuse (and take the file as it now is) when the corrections file changed since this session read or
+        wrote it: another review page of the same report, or a hand edit. Acting on the old ones would undo
+        that change unseen."""
+        if self._disk_text() != self._disk:
+            self._load_saved()
+            raise CorrectionRefused(CHANGED_ELSEWHERE)
+
     def export_mat(self) -> str:
         """The corrected match as ``.mat`` text."""
         from digitise.notation.mat import format_mat
 
         with self._lock:
+            self._check_disk()
             if self.match is None:
                 raise CorrectionRefused("nothing to export: the match is only re-solved with its readings (--readings)")
             return str(format_mat(self.match, fill_gaps=True))
@@ -525,6 +585,7 @@ class ReviewSession:
         match, the report names no ``.mat``, or the file there is not one.
         """
         with self._lock:
+            self._check_disk()
             target = self._save_mat_locked()
             self.mat_note = {"written": str(target)}
             return {"saved": str(target)}
@@ -566,6 +627,9 @@ class ReviewSession:
     def _turn_at(self, page: int, board: int) -> dict[str, Any] | None:
         return turn_at(self.report, page, board)
 
+    def _turns_on(self, page: int, board: int) -> list[dict[str, Any]]:
+        return [turn for (p, b, _), turn in turns_by_board(self.report) if (p, b) == (page, board)]
+
     def check_legal(self, key: tuple[int, int], text: str) -> None:
         """Refuse a typed move that is not a legal play in the position before that turn.
 
@@ -594,7 +658,7 @@ class ReviewSession:
                 raise CorrectionRefused(f"{roll} can be played by {who} here (e.g. {examples}): type the play")
             return
         if play_from_moves(position, roll, moves) is None:
-            shown = text.split(":", 1)[1].split(";")[0].strip()
+            shown = short(text.split(":", 1)[1].split(";")[0].strip())
             if not plays:
                 hint = f"{roll} cannot be played at all here: leave the play empty ('{roll}:')"
             else:
@@ -609,6 +673,9 @@ class ReviewSession:
         """
         key, text = correction_from_request(request)
         with self._lock:
+            if isinstance(request, Mapping) and request.get("action") in ACTION_PARTS:
+                # A button or the move field corrects one turn: the board's other turns stay as they are.
+                text = with_other_turns(text, ACTION_PARTS[request["action"]], self._turns_on(*key))
             boards = self.boards()
             if self.readings is not None and key not in boards:
                 raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the readings")
@@ -667,9 +734,7 @@ class ReviewSession:
         changed since this session read or wrote it (another review page of
         the same report, or a hand edit): saving would undo that change unseen.
         """
-        if self._disk_text() != self._disk:
-            self._load_saved()
-            raise CorrectionRefused(CHANGED_ELSEWHERE)
+        self._check_disk()
         header = self.header if header is None else header
         if self.solver is not None and self.readings is not None:
             try:
@@ -680,7 +745,12 @@ class ReviewSession:
             new_report = self._keep_links(dict(solved))
             bad = unfitting(new_report, updated)
             if bad:
-                named = "; ".join(f"page {p} board {b} as {updated[(p, b)]!r}" for p, b in bad)
+                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in bad)
+                ended = [turn for (p, b, _), turn in turns_by_board(new_report)
+                         if (p, b) in bad and AFTER_THE_END in turn.get("reasons", ())]
+                if ended:
+                    raise CorrectionRefused(f"page {ended[0]['page']} board {ended[0]['board']} comes after the end "
+                                            "of the match: it cannot hold a turn; nothing was changed")
                 raise CorrectionRefused(
                     f"no legal match reads {named} together with the rest of the note; nothing was changed"
                 )

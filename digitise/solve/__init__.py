@@ -429,7 +429,8 @@ def parse_correction(text: str, where: str = "") -> Forced:
     points: int | None = None
 
     def bad(reason: str) -> ReadingsError:
-        return ReadingsError(f"correction {text!r}: {reason}", None, where or None)
+        shown = str(text) if len(str(text)) <= 60 else str(text)[:59] + "…"
+        return ReadingsError(f"correction {shown!r}: {reason}", None, where or None)
 
     parts = [p.strip() for p in str(text).split(";") if p.strip()]
     if not parts:

@@ -35,6 +35,7 @@ from digitise.errors import DigitiseError, InputError
 from digitise.fileio import beside, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
+from digitise.solve.search import AFTER_THE_END
 
 FORMAT = "digitise-corrections"
 #: The version written; 1 (no "match" part) is read as well.
@@ -94,6 +95,11 @@ def parse_moves(text: str) -> list[tuple[int, int]]:
     return parse_steps(text)[0]
 
 
+def short(text: str, most: int = 60) -> str:
+    """``text`` cut to ``most`` characters for a message (a pasted page of text must not fill the screen)."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def _fail(where: str, reason: str, path: str | Path) -> InputError:
     return InputError(reason, path, where)
 
@@ -110,14 +116,15 @@ def check_text(text: Any, where: str, path: str | Path) -> str:
     from digitise.solve import parse_correction
 
     if not isinstance(text, str) or not text.strip():
-        raise _fail(where, f"a correction is text such as '52: 13/8 13/11' or 'double', got {text!r}", path)
+        raise _fail(where, f"a correction is text such as '52: 13/8 13/11' or 'double', got {short(repr(text))}",
+                    path)
     normal = "; ".join(" ".join(part.split()) for part in text.split(";") if part.strip())
     try:
         parse_correction(normal)
     except DigitiseError as exc:
         raise _fail(where, exc.reason, path) from exc
     except ValueError as exc:  # e.g. a die out of range inside the solver's parser
-        raise _fail(where, f"correction {normal!r}: {exc}", path) from exc
+        raise _fail(where, f"correction {short(normal)!r}: {exc}", path) from exc
     return normal
 
 
@@ -335,7 +342,7 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
         present = reasons is not None or (boards is not None and key in boards)
         if not present and corrections[key].strip().lower() == "blank":
             continue  # a blank board has no turn: nothing to check it against
-        if not present or "correction does not fit" in (reasons or []):
+        if not present or "correction does not fit" in (reasons or []) or AFTER_THE_END in (reasons or []):
             bad.append(key)
     return bad
 
@@ -343,7 +350,7 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
 def not_fitting(corrections: Mapping[tuple[int, int], str], boards: list[tuple[int, int]], path: str | Path,
                 why: str = "") -> InputError:
     """The one error for corrections a scan cannot take: the boards (up to five), why, and what to do."""
-    named = ", ".join(f"page {p} board {b} ({corrections[(p, b)]!r})" for p, b in boards[:5])
+    named = ", ".join(f"page {p} board {b} ({short(corrections[(p, b)])!r})" for p, b in boards[:5])
     more = f" and {len(boards) - 5} more" if len(boards) > 5 else ""
     return InputError(f"corrections that no longer fit this scan: {named}{more}{why}; the pages may differ from "
                       "the ones reviewed: fix or remove those entries, or review again", path)

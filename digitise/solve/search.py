@@ -60,6 +60,8 @@ RESTART = -10.0
 UNPLAYED_GAME = -3.0
 #: The cost of a board after the match is over.
 AFTER_MATCH = -10.0
+#: The tag of a board read as a turn after the match was won (a correction cannot put one there).
+AFTER_THE_END = "a board after the end of the match"
 #: The cost of reading a board as the turn after a missing one.
 MISSING = -10.0
 #: The cost of setting a board aside as not belonging to the game (a stray page).
@@ -532,7 +534,7 @@ class Searcher:
             for option in options:
                 if option.summary not in (("blank",), ("letters",)):
                     option.local += AFTER_MATCH
-                    option.tags = option.tags + ("a board after the end of the match",)
+                    option.tags = option.tags + (AFTER_THE_END,)
         if forced is not None:
             options = self._apply_forced(options, forced)
         return options

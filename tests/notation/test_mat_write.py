@@ -18,6 +18,7 @@ from digitise.notation.mat import (
     format_mat,
     holds_name,
     parse_mat,
+    players_problem,
     read_mat,
     with_closed_out_dances,
     writable_name,
@@ -306,6 +307,18 @@ def test_a_missing_turn_is_written_as_a_dance_only_when_asked() -> None:
 
 
 @pytest.mark.parametrize(("name", "written"), [("Me:", "Me"), ("Ann:Lee", "Ann Lee"), ("  Kato \t Hideo\n", "Kato Hideo"),
-                                               (":", ""), ("Mei", "Mei")])
+                                               (":", ""), ("Mei", "Mei"),
+                                               # GNU Backgammon keeps 31 bytes: an OCR'd line of text is cut there.
+                                               ("Christopher Alexander Montgomery", ("Christopher Alexander"
+                                                                                   " Montgomer")),
+                                               ("Zoë " * 8, "Zoë Zoë Zoë Zoë Zoë Zoë Z")])
 def test_writable_name_drops_what_a_mat_cannot_hold(name: str, written: str) -> None:
     assert writable_name(name) == written
+
+
+def test_a_name_gnubg_would_cut_is_refused_with_what_to_do() -> None:
+    assert players_problem(("A" * 31, "Bruno")) is None
+    problem = players_problem(("A" * 32, "Bruno"))
+    assert problem is not None and problem.startswith("GNU Backgammon cuts a name to 31 bytes")
+    # Bytes, not letters: sixteen "é" are 32 bytes.
+    assert players_problem(("é" * 16, "Bruno")) is not None and players_problem(("é" * 15, "Bruno")) is None

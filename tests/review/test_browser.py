@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,14 +173,58 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
         page.focus("#resign-points")
         page.keyboard.press("Enter")
         page.wait_for_selector("#turns li.turn.corrected")
-        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "resign 2"}
+        # Marked on a move's board, the resignation comes after that move (NOTATION.md): the move stays.
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "top 42: 8/4 6/4; resign 2"}
         # Another turn shown (j): u still takes back the correction just made.
-        page.click("body")
+        page.evaluate("document.activeElement.blur()")  # a click on the body would land on a button
         page.keyboard.press("j")
         page.keyboard.press("u")
         page.wait_for_selector("#turns li.turn:not(.corrected)")
         page.wait_for_load_state("networkidle")
         assert load_corrections(corrections_path(sample_report)) == {}
+
+
+class _SlowSession(ReviewSession):
+    """A correction that takes a while, as a re-solve of a long match does."""
+
+    def correct(self, request: Any) -> dict[str, Any]:
+        time.sleep(1.5)
+        return super().correct(request)
+
+
+def test_keys_pressed_while_a_correction_is_made_do_not_act_and_typing_survives(
+        browser_page: Any, sample_report: Path) -> None:
+    """While the page waits for the re-solve, shortcuts do nothing (they would act on the page its answer
+    replaces: a "2" and Enter accepted a candidate nobody chose) and what is being typed is kept."""
+    page = browser_page
+    with served(_SlowSession(sample_report, resolve=False)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.fill("#move", "52: 8/3 6/4")
+        page.click("#apply-move")
+        page.wait_for_selector("body.busy")
+        for key in ("j", "2", "Enter"):
+            page.keyboard.press(key)
+        page.fill("#move", "61: 13/7 8/7")
+        page.wait_for_selector("body:not(.busy)")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "52: 8/3 6/4"}
+        assert page.input_value("#move") == "61: 13/7 8/7"
+        assert page.evaluate("document.activeElement.id") == "move"
+        assert "page 1 board 2" in page.inner_text("#detail h2")
+
+
+def test_the_move_field(browser_page: Any, sample_report: Path) -> None:
+    """m selects the play shown (typing replaces it); a play typed without its dice is named as such."""
+    page = browser_page
+    with showing_the_sample(page, sample_report):
+        page.evaluate("document.activeElement.blur()")  # a click on the body would land on a button
+        page.keyboard.press("m")
+        page.keyboard.type("24/18 13/9")
+        assert page.input_value("#move") == "24/18 13/9"
+        page.click("#apply-move")
+        page.wait_for_selector("#error:has-text('Type the dice first, then the play')")
+        assert not corrections_path(sample_report).exists()
 
 
 def test_the_turn_list_and_the_candidates_are_reached_with_tab(browser_page: Any, sample_report: Path) -> None:

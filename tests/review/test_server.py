@@ -114,9 +114,15 @@ def test_serves_files_under_the_report_folder(review_server: ReviewServer, sampl
     # A symlink out of the folder is outside it too.
     (sample_report.parent / "escape").symlink_to("/etc")
     assert request(review_server, "GET", "/files/escape/hostname")[0] == 403
-    # Text files are never served as something a browser would run.
+    # Only scans, reports and matches: never a page a browser would run, nor a hidden file (a key kept in the folder).
     (sample_report.parent / "notes.html").write_text("<script>alert(1)</script>", encoding="utf-8")
-    assert request(review_server, "GET", "/files/notes.html")[1]["Content-Type"].startswith("text/plain")
+    assert request(review_server, "GET", "/files/notes.html")[0] == 403
+    (sample_report.parent / ".ssh").mkdir()
+    (sample_report.parent / ".ssh" / "id_rsa.png").write_bytes(b"secret")
+    assert request(review_server, "GET", "/files/.ssh/id_rsa.png")[0] == 403
+    (sample_report.parent / "m.mat").write_text(" 1 point match\n", encoding="utf-8")
+    status, headers, body = request(review_server, "GET", "/files/m.mat")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain") and body == b" 1 point match\n"
 
 
 def test_foreign_host_header_refused(review_server: ReviewServer) -> None:

@@ -429,3 +429,51 @@ def test_a_learning_folder_that_is_a_file_is_refused_at_the_start(sample_report:
     a_file.write_text("not a folder")
     with pytest.raises(OutputError, match="cannot save learning crops: .* is a file, not a folder"):
         ReviewSession(sample_report, learn_dir=a_file)
+
+
+def test_a_corrections_file_spoilt_by_hand_is_never_saved_over(solved_sample: tuple[Path, str]) -> None:
+    """A typo made by hand in the corrections file: every change is refused, naming it, until it is mended; the
+    corrections made before are neither forgotten nor overwritten."""
+    report, truth = solved_sample
+    session = ReviewSession(report)
+    session.correct(TRUE_PLAY)
+    saved = corrections_path(report)
+    good = saved.read_text(encoding="utf-8")
+    spoilt = good.replace('"51: 22/21 8/3"', '"51: 22/21 8/3",')
+    saved.write_text(spoilt, encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(InputError, match="not JSON"):
+            session.correct({"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"})
+        assert saved.read_text(encoding="utf-8") == spoilt
+        assert session.corrections == {(1, 3): "51: 22/21 8/3"}
+    saved.write_text(good, encoding="utf-8")
+    assert session.export_mat() == truth
+    session.correct({"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"})
+    assert load_corrections(saved) == {(1, 3): "51: 22/21 8/3", (1, 5): "21: 13/11 5/4"}
+
+
+def test_a_second_review_of_the_same_report_cannot_save_or_export_stale_corrections(
+        solved_sample: tuple[Path, str]) -> None:
+    report, truth = solved_sample
+    saving, exporting, correcting = ReviewSession(report), ReviewSession(report), ReviewSession(report)
+    correcting.correct(TRUE_PLAY)
+    for act in (saving.save_mat, exporting.export_mat):
+        with pytest.raises(CorrectionRefused, match="changed elsewhere"):
+            act()
+    # Refused once, each has taken the file as it now is.
+    for session in (saving, exporting):
+        assert session.corrections == {(1, 3): "51: 22/21 8/3"} and session.export_mat() == truth
+
+
+def test_one_turns_correction_keeps_the_boards_other_turn() -> None:
+    """A board holding the last move and the resignation after it: marking either keeps the other; a double is a
+    board of its own, so marking one replaces the move (and a drop ends the game by itself)."""
+    from digitise.review.session import with_other_turns
+
+    board = [{"action": "move", "player": "top", "dice": [5, 5], "move": "8/3 4/off 4/off 3/off"},
+             {"action": "resign", "player": "bottom", "points": 1}]
+    assert with_other_turns("resign 2", "resign", board) == "top 55: 8/3 4/off 4/off 3/off; resign 2"
+    assert with_other_turns("top 55: 8/3 6/1 4/off 3/off", "move", board) == "top 55: 8/3 6/1 4/off 3/off; resign 1"
+    assert with_other_turns("double; drop", "cube", board) == "double; drop"
+    assert with_other_turns("resign 1", "resign", [{"action": "double", "player": "top"},
+                                                   {"action": "take", "player": "bottom"}]) == "double; take; resign 1"

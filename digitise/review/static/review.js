@@ -3,7 +3,10 @@
 // Text from the report is only ever set with textContent, never parsed as HTML.
 "use strict";
 
-const view = { state: null, showAll: false, current: null, pick: 0, zoom: false, lastCorrected: null };
+const view = { state: null, showAll: false, current: null, pick: 0, zoom: false, lastCorrected: null, busy: false,
+  drawnMatch: null };
+// The server's word for corrections changed by another page or by hand (session.py CHANGED_ELSEWHERE).
+const CHANGED_ELSEWHERE = "the corrections were changed elsewhere";
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -24,10 +27,55 @@ async function api(path, body) {
   const options = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
-  const response = await fetch(path, options);
-  const doc = await response.json();
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch (err) {
+    // "Failed to fetch" says nothing to a tournament director.
+    throw new Error("the review server does not answer: is `digitise review` still running? Start it again; " +
+      "the corrections made so far are saved.");
+  }
+  let doc;
+  try {
+    doc = await response.json();
+  } catch (err) {
+    throw new Error(`the review server gave an unreadable answer (HTTP ${response.status})`);
+  }
   if (!response.ok) throw new Error(doc.error || response.statusText);
   return doc;
+}
+
+async function busyWith(work) {
+  // One change at a time: while the match is re-solved, keys and buttons do nothing (a key pressed
+  // meanwhile would act on the page the answer replaces), and the page says it is working.
+  if (view.busy) return;
+  view.busy = true;
+  document.body.classList.add("busy");
+  document.body.setAttribute("aria-busy", "true");
+  const box = document.getElementById("error");
+  if (box) box.textContent = "";
+  setStatus("Working…");
+  try {
+    await work();
+  } finally {
+    view.busy = false;
+    document.body.classList.remove("busy");
+    document.body.removeAttribute("aria-busy");
+    setStatus("");
+  }
+}
+
+function refocus() {
+  // After a change the focus goes back to the list, where j, k and Enter carry on; not when the person is
+  // typing (in the move field, say): that stays as it was.
+  const active = document.activeElement;
+  if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) return;
+  document.querySelector("#turns li.current")?.focus({ preventScroll: true });
+}
+
+function setStatus(text) {
+  const status = document.getElementById("working");
+  if (status) status.textContent = text;
 }
 
 function visibleTurns() {
@@ -104,13 +152,23 @@ function renderMatch() {
   // The names and length the .mat is written with; editable when the header was misread or blank.
   const form = document.getElementById("match");
   if (form.contains(document.activeElement) && document.activeElement instanceof HTMLInputElement) return;
+  // Names or length typed and not yet set survive a correction made meanwhile (they are set with Enter):
+  // typed means changed since this form was last drawn, and not what the match now says.
+  const ids = ["player-bottom", "player-top", "match-length"];
+  const now = form.childElementCount ? ids.map((id) => document.getElementById(id).value) : null;
   const m = view.state.match || {};
   const players = m.players || ["", ""];
+  const shown = [players[0], players[1], m.length === null || m.length === undefined ? "" : String(m.length)];
+  const differs = (a, b) => a.some((value, i) => value.trim() !== b[i]);
+  const typed = now && view.drawnMatch && differs(now, view.drawnMatch) && differs(now, shown) ? now : null;
   const reviewed = m.reviewed && Object.keys(m.reviewed).length;
   form.replaceChildren(...[
     el("span", { class: "label" }, "Match:"),
-    el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", spellcheck: "false" })),
-    el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", spellcheck: "false" })),
+    // GNU Backgammon keeps 31 bytes of a name; the server checks the bytes.
+    el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", maxlength: "31",
+      spellcheck: "false" })),
+    el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", maxlength: "31",
+      spellcheck: "false" })),
     el("span", { class: `from ${m.players_from}`, id: "players-from" }, `(${FROM[m.players_from] || ""})`),
     el("label", {}, "Length ", el("input", { id: "match-length", type: "number", min: "0", max: "64", size: "3",
       value: m.length === null || m.length === undefined ? "" : String(m.length) })),
@@ -118,20 +176,34 @@ function renderMatch() {
     el("button", { type: "submit", id: "apply-match" }, "Set names and length"),
     reviewed ? el("button", { type: "button", id: "reset-match", onclick: resetMatch,
       title: "Forget the names and length set here: write the ones the scan gave" }, "Use the scan's names and length") : null,
-    el("span", { id: "match-error", class: "error", role: "alert" }),
+    el("span", { id: "match-error", class: "error", role: "alert" },
+      typed ? "Names or length typed but not set: press Enter or the button to set them." : ""),
   ].filter((node) => node));
+  view.drawnMatch = ids.map((id) => document.getElementById(id).value);
+  if (typed) ids.forEach((id, i) => { document.getElementById(id).value = typed[i]; });
 }
 
 async function sendMatch(body, what) {
-  try {
-    const result = await api("api/match", body);
-    document.activeElement?.blur();
-    await reload();
-    showChanges(result, what);
-    return true;
-  } catch (err) {
-    document.getElementById("match-error").textContent = err.message;
-    return false;
+  let done = false;
+  await busyWith(async () => {
+    try {
+      const result = await api("api/match", body);
+      document.activeElement?.blur();
+      await reload();
+      showChanges(result, what);
+      done = true;
+    } catch (err) {
+      await afterRefusal(err);
+      document.getElementById("match-error").textContent = err.message;
+    }
+  });
+  return done;
+}
+
+async function afterRefusal(err) {
+  // Refused because the corrections changed elsewhere: show them now, not the stale page.
+  if (String(err.message).startsWith(CHANGED_ELSEWHERE)) {
+    try { await reload(); } catch (ignored) { /* the message below still says what happened */ }
   }
 }
 
@@ -166,10 +238,14 @@ function renderList() {
     view.current = turns.length ? turns[0].id : null;
     view.pick = 0;
   }
+  list.setAttribute("role", "listbox");
+  list.setAttribute("aria-label", view.showAll ? "All turns" : "Flagged turns");
   list.replaceChildren(...turns.map((t) => el("li", {
     class: ["turn", t.flagged ? "flagged" : "", t.corrected ? "corrected" : "", t.changed ? "changed" : "",
       t.id === view.current ? "current" : ""].join(" ").trim(),
     "data-id": t.id,
+    role: "option",
+    "aria-selected": t.id === view.current ? "true" : "false",
     // One stop for Tab in the list (the current turn); j and k move along it.
     tabindex: t.id === view.current ? "0" : "-1",
     onclick: () => select(t.id),
@@ -188,20 +264,24 @@ function currentTurn() {
   return view.state ? view.state.turns.find((t) => t.id === view.current) || null : null;
 }
 
-function select(id) {
+function select(id, focus) {
   view.current = id;
   view.pick = 0;
   renderList();
   renderDetail();
   const item = document.querySelector(`#turns li[data-id="${id}"]`);
-  if (item) item.scrollIntoView({ block: "nearest" });
+  if (item) {
+    item.scrollIntoView({ block: "nearest" });
+    // Keyboard users keep their place: the turn chosen holds the focus.
+    if (focus) item.focus({ preventScroll: true });
+  }
 }
 
 function step(delta) {
   const turns = visibleTurns();
   const i = turns.findIndex((t) => t.id === view.current);
   const next = turns[Math.min(turns.length - 1, Math.max(0, i + delta))];
-  if (next) select(next.id);
+  if (next) select(next.id, true);
 }
 
 function boardImage(position, mover, highlight, label) {
@@ -233,13 +313,34 @@ function cellTable(turn) {
   return el("table", { class: "cells" }, el("tbody", {}, rows, extra));
 }
 
+function choices(turn) {
+  // Candidates that would send the same correction (a double read with a take and with a drop on a later
+  // board) are one choice here: picking either did the same.
+  const seen = new Map();
+  const out = [];
+  for (const c of turn.candidates || []) {
+    const key = c.correction ? `c:${c.correction}` : `t:${candidateText(c)}`;
+    if (seen.has(key)) {
+      seen.get(key).probability = (seen.get(key).probability || 0) + (c.probability || 0);
+      continue;
+    }
+    const copy = { ...c };
+    seen.set(key, copy);
+    out.push(copy);
+  }
+  return out.slice(0, 9);
+}
+
 function candidateList(turn) {
-  const candidates = (turn.candidates || []).slice(0, 9);
-  if (!candidates.length) return el("p", { class: "empty" }, "No other candidates.");
-  return el("ol", { class: "candidates" }, candidates.map((c, i) => el("li", {
-    class: i === view.pick ? "candidate picked" : "candidate",
+  const candidates = choices(turn);
+  if (!candidates.length) return el("p", { class: "empty" }, "No other candidates: type the correction.");
+  return el("ol", { class: "candidates", role: "listbox", "aria-label": "Candidates" }, candidates.map((c, i) => el("li", {
+    class: ["candidate", i === view.pick ? "picked" : "", c.correction ? "" : "unusable"].join(" ").trim(),
     "data-index": String(i),
+    role: "option",
+    "aria-selected": i === view.pick ? "true" : "false",
     tabindex: i === view.pick ? "0" : "-1",
+    title: c.correction ? null : "Not a turn: cannot be chosen; type the correction instead",
     onclick: () => { view.pick = i; renderDetail(); },
     ondblclick: () => { view.pick = i; acceptPick(); },
   },
@@ -264,6 +365,13 @@ function candidateText(c) {
 function renderDetail() {
   const panel = document.getElementById("detail");
   const turn = currentTurn();
+  // What is being typed in the panel survives its rebuilding for the same turn (an answer that arrives
+  // meanwhile must not wipe it, nor leave the keys that follow to act as shortcuts).
+  const active = document.activeElement;
+  const kept = active instanceof HTMLInputElement && panel.contains(active) && active.id && turn
+    && panel.dataset.turn === String(turn.id)
+    ? { id: active.id, value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;
+  panel.dataset.turn = turn ? String(turn.id) : "";
   if (!turn) {
     panel.replaceChildren(el("p", { class: "empty" }, "Nothing to review here."));
     return;
@@ -306,6 +414,14 @@ function renderDetail() {
       boardImage(turn.position_before, player, [], "Before"),
       boardImage(turn.position_after, player, turn.action === "move" ? landing(turn.move) : [], "After")),
   ].filter((node) => node));
+  if (kept) {
+    const input = document.getElementById(kept.id);
+    if (input) {
+      input.value = kept.value;
+      input.focus({ preventScroll: true });
+      try { input.setSelectionRange(kept.start, kept.end); } catch (ignored) { /* number inputs have no selection */ }
+    }
+  }
 }
 
 function toggleZoom() {
@@ -322,35 +438,46 @@ function showError(message) {
   if (changes) { changes.hidden = true; changes.replaceChildren(); }
 }
 
+const CHANGES_SHOWN = 30;
+
 function showChanges(result, what) {
   const box = document.getElementById("changes");
   const changes = result.changes || [];
   box.hidden = false;
   box.replaceChildren(...[
+    el("button", { type: "button", class: "close", id: "close-changes", title: "Hide this list",
+      "aria-label": "Hide the list of changes", onclick: () => { box.hidden = true; box.replaceChildren(); } }, "×"),
     el("p", {}, `${what}: ${changes.length} turn(s) changed.`),
-    changes.length ? el("ul", {}, changes.slice(0, 30).map((c) => el("li", {},
+    changes.length ? el("ul", {}, changes.slice(0, CHANGES_SHOWN).map((c) => el("li", {},
       `page ${c.page} board ${c.board}: `,
       c.before === c.after ? c.after : `${c.before || "(none)"} → ${c.after || "(none)"}`,
       c.flagged_before && !c.flagged_after ? " (no longer flagged)" : "",
       c.flagged_after && !c.flagged_before ? " (now flagged)" : ""))) : null,
+    changes.length > CHANGES_SHOWN ? el("p", {}, `… and ${changes.length - CHANGES_SHOWN} more.`) : null,
   ].filter((node) => node));
 }
 
 async function send(body, what) {
-  try {
-    const result = await api("api/correct", body);
-    view.lastCorrected = { page: body.page, board: body.board };
-    await reload();
-    showChanges(result, `${what} (page ${body.page} board ${body.board})`);
-  } catch (err) {
-    showError(err.message);
-  }
+  await busyWith(async () => {
+    try {
+      const result = await api("api/correct", body);
+      view.lastCorrected = { page: body.page, board: body.board };
+      await reload();
+      showChanges(result, `${what} (page ${body.page} board ${body.board})`);
+      refocus();
+    } catch (err) {
+      await afterRefusal(err);
+      showError(err.message);
+    }
+  });
 }
 
 function acceptPick() {
   const turn = currentTurn();
-  if (!turn || !(turn.candidates || []).length) return;
-  const c = turn.candidates[Math.min(view.pick, turn.candidates.length - 1)];
+  if (!turn) return;
+  if (!(turn.candidates || []).length) { showError("No candidate to accept here: type the correction."); return; }
+  const options = choices(turn);
+  const c = options[Math.min(view.pick, options.length - 1)];
   if (!c.correction) { showError("This candidate cannot be chosen here; type the correction instead."); return; }
   send({ page: turn.page, board: turn.board, text: c.correction }, `Accepted ${candidateText(c)}`);
 }
@@ -358,11 +485,19 @@ function acceptPick() {
 function sendTyped() {
   const turn = currentTurn();
   if (!turn) return;
-  const text = document.getElementById("move").value.trim();
-  const found = text.match(/^([1-6])\s*-?\s*([1-6])\s*:?\s*(.*)$/s);
-  if (!found) { showError("Write the dice then the play, as in 64: 24/18 13/9"); return; }
-  send({ page: turn.page, board: turn.board, action: "move", dice: [Number(found[1]), Number(found[2])], move: found[3].trim() },
-    `Corrected to ${found[1]}${found[2]}: ${found[3].trim()}`);
+  // Fullwidth digits and the like typed on some keyboards read as plain ones.
+  const text = document.getElementById("move").value.normalize("NFKC").trim();
+  // The dice, then a colon or a space: "24/18 13/9" has no dice ("2" and "4" are not them).
+  const found = text.match(/^([1-6])\s*-?\s*([1-6])\s*(?::|\s|$)\s*(.*)$/s);
+  if (!found) {
+    showError(/^\d+\s*\//.test(text) ? "Type the dice first, then the play: 64: 24/18 13/9"
+      : "Write the dice then the play, as in 64: 24/18 13/9 (64: alone when the roll could not be played)");
+    return;
+  }
+  // The page's own words for a roll not played read as no play.
+  const play = found[3].trim().replace(/^\(?\s*no play\s*\)?$/i, "");
+  send({ page: turn.page, board: turn.board, action: "move", dice: [Number(found[1]), Number(found[2])], move: play },
+    `Corrected to ${found[1]}${found[2]}: ${play || "(no play)"}`);
 }
 
 function sendAction(action) {
@@ -388,20 +523,34 @@ async function undo() {
     : last && view.state ? view.state.turns.find((t) => t.page === last.page && t.board === last.board && t.corrected)
     : null;
   if (!turn) { showError("Nothing to undo here."); return; }
-  try {
-    const result = await api("api/uncorrect", { page: turn.page, board: turn.board });
-    if (last && last.page === turn.page && last.board === turn.board) view.lastCorrected = null;
-    await reload();
-    showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
-  } catch (err) {
-    showError(err.message);
-  }
+  await busyWith(async () => {
+    try {
+      const result = await api("api/uncorrect", { page: turn.page, board: turn.board });
+      if (last && last.page === turn.page && last.board === turn.board) view.lastCorrected = null;
+      await reload();
+      showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
+      refocus();
+    } catch (err) {
+      await afterRefusal(err);
+      showError(err.message);
+    }
+  });
 }
 
 document.addEventListener("keydown", (event) => {
   const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+  if (view.busy && !typing) {
+    // A key pressed while a change is being made would act on the page its answer replaces.
+    if (event.key !== "Tab") event.preventDefault();
+    return;
+  }
   // The turns and candidates reached with Tab: Enter or space selects (a picked candidate: Enter accepts it).
   const item = event.target instanceof HTMLLIElement ? event.target : null;
+  if (item && item.matches("#turns li.turn") && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+    event.preventDefault();
+    step(event.key === "ArrowDown" ? 1 : -1);
+    return;
+  }
   if (item && (event.key === "Enter" || event.key === " ")) {
     event.preventDefault();
     if (item.matches("#turns li.turn")) {
@@ -436,11 +585,17 @@ document.addEventListener("keydown", (event) => {
     view.showAll = !view.showAll;
     document.getElementById("show-all").checked = view.showAll;
     renderList(); renderDetail();
-  } else if (/^[1-9]$/.test(event.key) && turn && Number(event.key) <= (turn.candidates || []).length) {
+    document.querySelector("#turns li.current")?.scrollIntoView({ block: "nearest" });
+  } else if (/^[1-9]$/.test(event.key) && turn && Number(event.key) <= choices(turn).length) {
     view.pick = Number(event.key) - 1;
     renderDetail();
   } else if (event.key === "Enter") acceptPick();
-  else if (event.key === "m") { event.preventDefault(); document.getElementById("move")?.focus(); }
+  else if (event.key === "m") {
+    event.preventDefault();
+    const input = document.getElementById("move");
+    // Selected whole: typing replaces the reading shown, as a person typing the move expects.
+    if (input) { input.focus(); input.select(); }
+  }
   else if (event.key === "u") undo();
   else if (event.key === "z") toggleZoom();
   else return;
@@ -460,14 +615,18 @@ document.getElementById("show-all").addEventListener("change", (event) => {
 document.getElementById("save").addEventListener("click", async () => {
   if (!(await applyPendingMatch())) return;
   const box = document.getElementById("changes");
-  box.hidden = false;
-  try {
-    const result = await api("api/save", {});
-    box.replaceChildren(el("p", { id: "saved" }, `Saved the corrected match to ${result.saved}.`));
-    await reload();
-  } catch (err) {
-    box.replaceChildren(el("p", { class: "error" }, `Not saved: ${err.message}`));
-  }
+  await busyWith(async () => {
+    box.hidden = false;
+    try {
+      const result = await api("api/save", {});
+      box.replaceChildren(el("p", { id: "saved" }, `Saved the corrected match to ${result.saved}.`));
+      await reload();
+    } catch (err) {
+      await afterRefusal(err);
+      box.hidden = false;
+      box.replaceChildren(el("p", { class: "error" }, `Not saved: ${err.message}`));
+    }
+  });
 });
 
 document.getElementById("export").addEventListener("click", async (event) => {
