@@ -7,12 +7,14 @@ traceback under ``-v``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import shlex
+import signal
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -146,7 +148,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import ScanOptions, is_terminal, summary_path
+    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, summary_path
     from digitise.pipeline import batch as run_batch
 
     bar = None
@@ -176,8 +178,19 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         else:
             click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
 
-    summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order, overwrite=force), jobs=jobs,
-                        progress=progress, page_progress=page_read if terminal else None, started=started)
+    try:
+        with _stopped_by_sigterm():
+            summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
+                                                                   overwrite=force), jobs=jobs, progress=progress,
+                                page_progress=page_read if terminal else None, started=started)
+    except BatchInterrupted as stop:
+        if bar is not None:
+            bar.close()
+        left = stop.summary.counts.get("interrupted", 0)
+        click.echo(f"digitise: interrupted: {left} match{'' if left == 1 else 'es'} not converted (listed in "
+                   f"{summary_path(output_dir)}); the same command again converts them and skips the rest",
+                   err=True)
+        raise SystemExit(130) from None
     if bar is not None:
         bar.close()
     written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
@@ -205,6 +218,23 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.summary_error is not None:
         click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
     raise SystemExit(int(summary.exit_code))
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM (a service manager, `kill`) stops like Ctrl-C: the batch ends its workers and says what is left."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (a test runner's): nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @cli.command()

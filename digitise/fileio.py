@@ -37,7 +37,9 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
         raise OutputError("is not a regular file (a device, pipe or socket): give a file name", target)
     if (target.exists() or target.is_symlink()) and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    # A file name that is not UTF-8 (an old archive's) reaches Python as lone surrogates: written as "\udcff",
+    # which is what JSON writes for them anyway, so a report naming such a file is still valid UTF-8 and JSON.
+    data = content.encode("utf-8", errors="backslashreplace") if isinstance(content, str) else content
     directory = target.parent if str(target.parent) else Path(".")
     try:
         directory.mkdir(parents=True, exist_ok=True)

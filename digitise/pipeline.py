@@ -12,7 +12,9 @@ import json
 import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -446,7 +448,8 @@ class Job:
 
 @dataclass(frozen=True, slots=True)
 class JobResult:
-    """How one job ended: "done", "flagged", "skipped" (already done) or "failed"."""
+    """How one job ended: "done", "flagged", "skipped" (already done), "failed", or "interrupted" (not done:
+    the batch was stopped first)."""
 
     name: str
     status: str
@@ -602,9 +605,14 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
 LOG_FORMAT = "%(levelname)s: %(message)s"
 
 
-def _init_worker(events: Any = None, log_level: int = logging.WARNING) -> None:
+def _init_worker(events: Any = None, log_level: int = logging.WARNING, batch_pid: int | None = None) -> None:
     global _page_read
     _page_read = events.put if events is not None else None
+    # Ctrl-C reaches every process of the terminal's group: the batch itself stops its workers (they would
+    # otherwise each print a traceback, and the pool go on with the matches queued).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if batch_pid is not None:
+        threading.Thread(target=_exit_without, args=(batch_pid,), daemon=True, name="batch-watch").start()
     # A worker is a fresh process: without this, -v would lose a crashed job's traceback there.
     logging.basicConfig(level=log_level, format=LOG_FORMAT)
     # One process per core: keep each library single-threaded so jobs don't fight.
@@ -615,6 +623,42 @@ def _init_worker(events: Any = None, log_level: int = logging.WARNING) -> None:
         cv2.setNumThreads(1)
     except ImportError:  # pragma: no cover
         pass
+
+
+def _exit_without(batch_pid: int) -> None:
+    """End this worker once the batch that started it is gone (killed): a worker is the forkserver's child,
+    so it is not told, and would go on converting and writing matches nobody waits for."""
+    while True:
+        time.sleep(WATCH_SECONDS)
+        if not _alive(batch_pid):
+            os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - alive, as another user (the pid was taken again)
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):  # no /proc (not Linux): kill's answer stands
+        return True
+
+
+#: How often (seconds) a batch's worker checks that the batch is still there.
+WATCH_SECONDS = 1.0
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """A batch stopped by Ctrl-C or SIGTERM: the matches done are kept and listed in ``summary``."""
+
+    def __init__(self, summary: BatchSummary) -> None:
+        super().__init__("interrupted")
+        self.summary = summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -684,7 +728,6 @@ def batch(
     job as it ends, ``page_progress`` of each page read (the job's name) as it
     is read, in whichever process reads it; ``started`` of the pages found, before any job.
     """
-    global _page_read
     start = time.perf_counter()
     found, failed = find_jobs(input_dir, output_dir)
     if options.template is not None:
@@ -709,6 +752,24 @@ def batch(
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
+    try:
+        _run_jobs(todo, own, results, workers, progress, page_progress, runner)
+    except KeyboardInterrupt:
+        # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
+        for job in todo:
+            results.setdefault(job.name, JobResult(job.name, "interrupted", job.page_count,
+                                                   f"{job.name}: not converted: the batch was interrupted "
+                                                   "(the same command again converts it)"))
+        summary = _summarise(found, failed, results, input_dir, output_dir, start)
+        raise BatchInterrupted(summary) from None
+    return _summarise(found, failed, results, input_dir, output_dir, start)
+
+
+def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,
+              progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+              runner: Callable[[Job, ScanOptions], JobResult]) -> None:
+    """Run ``todo``, in ``workers`` processes when more than one; each result into ``results`` as it ends."""
+    global _page_read
     if workers == 1:
         _page_read = page_progress
         try:
@@ -732,37 +793,62 @@ def batch(
                 page_progress(events.get())
 
         with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
-                                 initargs=(events, logging.getLogger().getEffectiveLevel()),
+                                 initargs=(events, logging.getLogger().getEffectiveLevel(), os.getpid()),
                                  mp_context=context) as pool:
             pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in by_size}
-            while pending:
-                # Woken now and then to pass on the pages read, not only when a match is done.
-                done, _ = wait(pending, timeout=PAGE_POLL_SECONDS if events is not None else None,
-                               return_when=FIRST_COMPLETED)
-                relay_pages()
-                for future in done:
-                    job = pending.pop(future)
-                    try:
-                        result = future.result()
-                    except Exception as exc:  # noqa: BLE001 - a worker that died
-                        result = JobResult(job.name, "failed", job.page_count, f"{job.name}: worker failed: {exc}")
-                    results[job.name] = result
-                    if progress:
-                        progress(result)
+            try:
+                _collect(pending, results, progress, relay_pages, events is not None)
+            except BaseException:
+                # No public way to stop the matches being read before Python 3.14's terminate_workers();
+                # leaving the pool's block would wait for every queued match to be converted first.
+                workers_now = list((getattr(pool, "_processes", None) or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for process in workers_now:
+                    process.terminate()
+                raise
             relay_pages()
         if events is not None:
             events.close()
+
+
+def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult],
+             progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None], polled: bool) -> None:
+    """Wait for the workers' jobs, each result into ``results`` (and ``progress``) as it ends."""
+    while pending:
+        # Woken now and then to pass on the pages read, not only when a match is done.
+        done, _ = wait(pending, timeout=PAGE_POLL_SECONDS if polled else None, return_when=FIRST_COMPLETED)
+        relay_pages()
+        for future in done:
+            job = pending.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died
+                result = JobResult(job.name, "failed", job.page_count, f"{job.name}: worker failed: {exc}")
+            results[job.name] = result
+            if progress:
+                progress(result)
+
+
+def _summarise(found: list[Job], failed: list[JobResult], results: dict[str, JobResult], input_dir: Path,
+               output_dir: Path, start: float) -> BatchSummary:
+    """The batch's summary, written to ``summary.json`` (a failure to write it is kept in the summary)."""
     # Pictures converted one to a match (a PDF or TIFF is a match's own file; a failed file was not converted).
     loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir
                 and job.pages[0].suffix.lower() not in MATCH_FILE_SUFFIXES and results[job.name].status != "failed")
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start,
                            loose_pages=loose)
     try:
-        # The summary is the batch's own log: each run replaces it on purpose.
-        write_atomic(summary_path(output_dir), summary.to_json(output_dir), overwrite=True)
+        # The summary is the batch's own log: each run replaces it on purpose; a link of that name is replaced
+        # too, never written through (it could lead to one of the inputs).
+        target = summary_path(output_dir)
+        if target.is_symlink():
+            target.unlink()
+        write_atomic(target, summary.to_json(output_dir), overwrite=True)
     except DigitiseError as exc:
         # Said after the matches' own results: losing the file must not lose the list of what failed.
         return replace(summary, summary_error=exc)
+    except OSError as exc:  # the link could not be taken away
+        return replace(summary, summary_error=OutputError(f"cannot write: {exc.strerror or exc}", target))
     return summary
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from digitise.errors import ExitCode, InputError, OutputError, PageError
 from digitise.fileio import write_atomic
-from digitise.pipeline import Job, JobResult, ScanOptions, batch, find_jobs
+from digitise.pipeline import BatchInterrupted, Job, JobResult, ScanOptions, batch, find_jobs
 
 
 def _fake_runner(job: Job, options: ScanOptions) -> JobResult:
@@ -27,6 +27,15 @@ def _fake_runner(job: Job, options: ScanOptions) -> JobResult:
 def _crashing_runner(job: Job, options: ScanOptions) -> JobResult:
     if job.name == "m2":
         raise RuntimeError("worker bug")
+    return _fake_runner(job, options)
+
+
+def _sleepy_runner(job: Job, options: ScanOptions) -> JobResult:
+    """m1 takes ten minutes (a match being read when the batch is stopped); the others as _fake_runner."""
+    if job.name == "m1":
+        import time
+
+        time.sleep(600)
     return _fake_runner(job, options)
 
 
@@ -395,3 +404,24 @@ def test_pages_of_two_scanning_runs_keep_their_folders_together(tmp_path: Path) 
     jobs, _ = find_jobs(tmp_path / "scans", tmp_path / "out")
     assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
         "part1/scan-001.png", "part1/scan-002.png", "part2/scan-001.png"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path, jobs: int) -> None:
+    """Ctrl-C (here: raised as the first match ends): the match being read is stopped, not waited for (it
+    would take ten minutes), the queued ones are not begun, and summary.json lists them as interrupted."""
+    out = tmp_path / "out"
+
+    def stop(result: JobResult) -> None:
+        if result.name in ("m2", "single"):
+            raise KeyboardInterrupt
+
+    runner = _sleepy_runner if jobs == 2 else _fake_runner
+    with pytest.raises(BatchInterrupted) as info:
+        batch(_tree(tmp_path), out, ScanOptions(), jobs=jobs, runner=runner, progress=stop)
+    status = {r.name: r.status for r in info.value.summary.results}
+    assert status["m1"] == ("interrupted" if jobs == 2 else "done")
+    assert "interrupted" in status.values()
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["counts"].get("interrupted") == list(status.values()).count("interrupted")
+    assert not (out / "m1.mat").exists() or jobs == 1
