@@ -142,6 +142,9 @@ def read_input(path: str | Path, limit: int | None = None) -> bytes:
     source = Path(path)
     try:
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError as exc:
+        raise InputError("is a link that leads nowhere" if os.path.islink(source) else why_unreadable(exc),
+                         source) from exc
     except OSError as exc:
         raise InputError(why_unreadable(exc), source) from exc
     mode = os.fstat(fd).st_mode

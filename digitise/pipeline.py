@@ -564,9 +564,26 @@ def _pages_under(folder: Path) -> Iterator[Path]:
         for name in files:
             path = Path(root) / name
             suffix = path.suffix.lower()
-            if not name.startswith(".") and (suffix in IMAGE_SUFFIXES or suffix in UNREAD_IMAGE_SUFFIXES) \
-                    and path.is_file():
+            if name.startswith("."):
+                continue
+            # A page named as one is a page, even a link leading nowhere: reading it says what is wrong, where
+            # leaving it out would shorten the match without a word. So is a picture named otherwise
+            # ("page3", "page4.png.bak"); other files (notes, a scanner's index) are not pages.
+            if suffix in IMAGE_SUFFIXES or suffix in UNREAD_IMAGE_SUFFIXES or _holds_a_picture(path):
                 yield path
+
+
+def _holds_a_picture(path: Path) -> bool:
+    """Whether the file's first bytes are those of a picture or PDF that pages are read from."""
+    from digitise.vision.images import sniff
+
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as handle:
+            return sniff(handle.read(1024)) is not None
+    except OSError:
+        return False
 
 
 #: How this process tells the batch that a page was read, given the job's name (set by the batch:
@@ -681,7 +698,9 @@ class BatchSummary:
         statuses = {r.status for r in self.results}
         if "failed" in statuses:
             return ExitCode.BAD_INPUT
-        if "flagged" in statuses:
+        # A match converted by an earlier run and still to review counts as much as one converted now: a
+        # re-run must not say all is well where the first run said look.
+        if "flagged" in statuses or any(r.needs_review or r.notes or r.page_errors for r in self.results):
             return ExitCode.FLAGGED
         return ExitCode.OK
 
@@ -861,9 +880,17 @@ def _converted_before(job: Job) -> JobResult:
 
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
     try:
-        summary = read_reviewed(job.report)[0]["summary"]
-        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report))
-    except (OSError, ValueError, TypeError, KeyError, DigitiseError):
+        doc, _ = read_reviewed(job.report)
+        summary = doc["summary"]
+        # What the first run said of the match's pages and doubts stays in the summary a re-run writes.
+        errors = tuple(str(e) for e in doc.get("page_errors", ()) if isinstance(e, str))
+        notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
+        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report),
+                       page_errors=errors, notes=notes)
+    except DigitiseError as exc:
+        # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.
+        return replace(result, report=str(job.report), notes=(exc.message,))
+    except (OSError, ValueError, TypeError, KeyError):
         return result  # no report, or not one of ours: the counts are unknown
 
 

@@ -565,7 +565,8 @@ def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> Non
         (out / f"{name}.mat").write_text("done\n")
         (out / f"{name}.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
     result = run("batch", scans, "-o", out, "--jobs", "1")
-    assert result.exit_code == int(ExitCode.OK), result.output
+    # Still to review: exit 1 as the first run gave, not a clean 0.
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert (f"digitise: flagged: m1 (converted before): 3 of 40 turns flagged; review with: digitise review "
             f"{out / 'm1.report.json'}") in result.stderr.splitlines()
     # Several to review: one page for them all.
@@ -778,3 +779,18 @@ def test_scan_of_pages_none_readable_names_every_problem(tmp_path: Path) -> None
                 "or PDF (expected PNG, JPEG, TIFF, BMP, WebP or PDF)")
     assert lines == [expected]
     assert not (tmp_path / "m.mat").exists()
+
+
+def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) -> None:
+    """A match reviewed, then its corrections file spoilt by hand: the re-run names the file, not hides the match."""
+    scans, out = tmp_path / "scans", tmp_path / "out"
+    out.mkdir()
+    (scans / "m1").mkdir(parents=True)
+    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
+    (out / "m1.mat").write_text("done\n")
+    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    (out / "m1.report.corrections.json").write_text("{garbage")
+    result = run("batch", scans, "-o", out, "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert any(line.startswith(f"digitise: note: m1: {out / 'm1.report.corrections.json'}: line 1 column 2: not JSON")
+               for line in result.stderr.splitlines()), result.stderr

@@ -425,3 +425,27 @@ def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path
     doc = json.loads((out / "summary.json").read_text())
     assert doc["counts"].get("interrupted") == list(status.values()).count("interrupted")
     assert not (out / "m1.mat").exists() or jobs == 1
+
+
+def test_a_match_folder_loses_no_page_without_a_word(tmp_path: Path) -> None:
+    """A picture named without a picture's suffix is a page; a page that is a link leading nowhere is kept, for
+    reading to name; a scanner's notes and index files are not pages."""
+    import cv2
+    import numpy as np
+
+    match = tmp_path / "scans" / "m1"
+    match.mkdir(parents=True)
+    ok, png = cv2.imencode(".png", np.full((500, 500), 255, np.uint8))
+    assert ok
+    (match / "page1.png").write_bytes(png.tobytes())
+    (match / "page2").write_bytes(png.tobytes())
+    (match / "page3.png.bak").write_bytes(png.tobytes())
+    (match / "page4.jpg").symlink_to(tmp_path / "gone.jpg")
+    (match / "notes.txt").write_text("table 4, round 2\n")
+    (match / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0 not a page")
+    (job,) = find_jobs(tmp_path / "scans", tmp_path / "out")[0]
+    assert [p.name for p in job.pages] == ["page1.png", "page2", "page3.png.bak", "page4.jpg"]
+    from digitise.vision.images import iter_pages
+
+    with pytest.raises(InputError, match="page4.jpg: is a link that leads nowhere"):
+        list(iter_pages(match / "page4.jpg"))

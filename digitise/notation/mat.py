@@ -100,6 +100,8 @@ _LENGTH = re.compile(r"^\s*(\d+)\s+points?\s+match\b", re.IGNORECASE)
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
 _SCORE = re.compile(r"^\s*(?P<n1>.*?)\s*:\s*(?P<s1>\d+)\s+(?P<n2>.*?)\s*:\s*(?P<s2>\d+)\s*$")
 _NUMBERED = re.compile(r"^\s*(\d+)\)")
+#: Largest .mat read (bytes): the longest real match at hand is 18 kB; a 50 MB file took minutes and gigabytes.
+MAX_MAT_BYTES = 10_000_000
 #: Longest name GNU Backgammon keeps whole (it cuts the rest, with a warning; a name of 1,500 bytes stops its import).
 MAX_NAME_BYTES = 31
 # An entry starts with dice ("52:") or a cube/result word; what follows up to the next
@@ -126,7 +128,8 @@ class _ProblemLog:
         self.items: list[MatProblem] = []
 
     def add(self, line: int, reason: str) -> None:
-        self.items.append(MatProblem(line, reason))
+        # A reason quotes the line it is about: a line of a megabyte (a binary file) must not become the message.
+        self.items.append(MatProblem(line, reason if len(reason) <= 160 else reason[:159] + "…"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -579,9 +582,13 @@ def read_mat(path: str | Path) -> MatReadResult:
     """
     target = Path(path)
     try:
-        data = target.read_bytes()
+        with target.open("rb") as handle:
+            data = handle.read(MAX_MAT_BYTES + 1)
     except OSError as exc:
         raise MatFormatError(why_unreadable(exc), target) from exc
+    if len(data) > MAX_MAT_BYTES:
+        raise MatFormatError(f"too large for a match file (over {MAX_MAT_BYTES // 1_000_000} MB; a long match's "
+                             "is a few hundred kilobytes)", target)
     text, problem = _decode(data)
     result = parse_mat(text, str(target))
     if problem is not None and not any(p.reason == "not a text file" for p in result.problems):
@@ -632,6 +639,7 @@ def _metadata_line(key: str, value: str) -> str:
 
 
 def _score_line(players: tuple[str, str], score: Score) -> str:
+    players = (_kept_name(players[0]), _kept_name(players[1]))
     left = f"{players[0]} : {score.bottom}"
     # gnubg pads with printf's %-31s, which counts bytes, not characters.
     pad = max(_NAME_COLUMN - len(left.encode("utf-8")), 1)
@@ -799,6 +807,18 @@ def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
         return (f"GNU Backgammon cuts a name to {MAX_NAME_BYTES} bytes (letters outside A-Z take two or more): "
                 f"shorten {long[:40]!r}")
     return None
+
+
+def _kept_name(name: str) -> str:
+    """``name`` cut to what GNU Backgammon keeps (:data:`MAX_NAME_BYTES`), between letters.
+
+    Cut by GNU Backgammon itself, a name can end inside a letter's bytes,
+    which it then cannot show or save (its own export loses the space
+    before the second name, and its Python module crashes).
+    """
+    while len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        name = name[:-1]
+    return name
 
 
 def writable_name(name: str) -> str:

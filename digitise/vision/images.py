@@ -271,6 +271,11 @@ def _kind(head: bytes) -> str | None:
     return None
 
 
+def sniff(head: bytes) -> str | None:
+    """The kind of page file (png, jpeg, tiff, bmp, webp, pdf) that starts with ``head``, or None."""
+    return _kind(head)
+
+
 def _is_bmp(head: bytes) -> bool:
     """Whether a file starting "BM" has a BMP's headers: a text that starts "BMW ..." must not be read as a
     picture of 1768453152 rows."""

@@ -322,3 +322,11 @@ def test_a_name_gnubg_would_cut_is_refused_with_what_to_do() -> None:
     assert problem is not None and problem.startswith("GNU Backgammon cuts a name to 31 bytes")
     # Bytes, not letters: sixteen "é" are 32 bytes.
     assert players_problem(("é" * 16, "Bruno")) is not None and players_problem(("é" * 15, "Bruno")) is None
+
+
+def test_a_long_name_is_cut_between_letters_as_gnubg_keeps_it() -> None:
+    """GNU Backgammon keeps 31 bytes of a name; cut by it inside a letter, the file cannot be imported."""
+    from digitise.notation.mat import _score_line
+
+    line = _score_line(("a" * 30 + "é", "Bob"), Score())
+    assert line.startswith(" " + "a" * 30 + " : 0") and "é" not in line and line.endswith("Bob : 0")
