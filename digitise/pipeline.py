@@ -7,6 +7,7 @@ folder, in worker processes, and never lets one bad file stop the others.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -409,8 +410,17 @@ def page_notes(readings: Readings) -> list[str]:
     notes = []
     number, sure = _written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)
     if number is not None and number > 1 and sure >= FIRST_PAGE_SURE:
-        missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
-        notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
+        # A later page surely numbered lower: the pile is out of order, not short.
+        lower = next((k for k, page in enumerate(readings.pages[1:], 1)
+                      if (found := _written_page_number(page))[0] is not None and found[0] < number
+                      and found[1] >= FIRST_PAGE_SURE), None)
+        if lower is not None:
+            notes.append(f"pages: not in the order of their numbers (the first, {names[0]}, is numbered {number}, "
+                         f"and {names[lower]} {_written_page_number(readings.pages[lower])[0]}): give them in "
+                         "order, or add --order header")
+        else:
+            missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
+            notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
     first: dict[tuple[str, int], int] = {}
     for k, page in enumerate(readings.pages):
         key = (page.source, page.page)
@@ -509,6 +519,11 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
                 holds_pages = False  # unreadable: make_folder says so before any job
             if holds_pages:
                 raise InputError("holds pages: choose an output folder of its own (-o)", entry)
+            continue
+        if entry.is_dir() and entry.is_symlink() and real_path(input_dir).is_relative_to(real_path(entry)):
+            # "ln -s . loop": every other match's pages again, as one giant match.
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: a link to the folder being converted, or "
+                                                              "one above it: not a match"))
             continue
         if entry.is_dir():
             try:
@@ -755,6 +770,42 @@ def batch(
         resolve_templates(options.template)  # a bad --template is one error, not one per match
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
+    with _batch_lock(output_dir):
+        return _batch_in(found, failed, input_dir, output_dir, options, start, jobs, progress, page_progress,
+                         started, runner)
+
+
+@contextlib.contextmanager
+def _batch_lock(output_dir: Path) -> Iterator[None]:
+    """Hold the output folder for this batch: a second batch into it at the same time would take this one's
+    matches for converted and write its summary over this one's."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, as before
+        yield
+        return
+    try:
+        handle = open(output_dir / LOCK_NAME, "a+b")  # noqa: SIM115 - held open for the whole batch
+    except OSError as exc:
+        raise OutputError(f"cannot write: {exc.strerror or exc}", output_dir / LOCK_NAME) from exc
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
+                              "another output folder", output_dir) from None
+        yield
+
+
+#: The hidden file a batch locks in its output folder while it runs.
+LOCK_NAME = ".digitise-batch.lock"
+
+
+def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output_dir: Path, options: ScanOptions,
+              start: float, jobs: int | None, progress: Callable[[JobResult], None] | None,
+              page_progress: Callable[[str], None] | None, started: Callable[[int], None] | None,
+              runner: Callable[[Job, ScanOptions], JobResult]) -> BatchSummary:
+    """The batch's jobs run with its output folder held (see :func:`batch`)."""
     if started:
         started(sum(job.page_count for job in found))
     # Job names are unique (find_jobs fails clashing ones), so results can be keyed by them.

@@ -703,6 +703,10 @@ def test_a_match_whose_first_page_is_numbered_later_is_noted(tmp_path: Path) -> 
     result = run("scan", light / "page-004.jpg", "-o", tmp_path / "n.mat")
     assert "digitise: note: pages: the first page, page-004.jpg, is numbered 4: are pages 1 to 3 missing?" in \
         result.stderr.splitlines()
+    # Given in reverse, nothing is missing: the note says what is wrong and how to mend it.
+    result = run("scan", light / "page-003.jpg", light / "page-002.jpg", light / "page-001.jpg", "-o", tmp_path / "r.mat")
+    assert ("digitise: note: pages: not in the order of their numbers (the first, page-003.jpg, is numbered 3, and "
+            "page-002.jpg 2): give them in order, or add --order header") in result.stderr.splitlines()
 
 
 def test_a_forced_batch_re_run_keeps_what_the_review_said(tmp_path: Path) -> None:

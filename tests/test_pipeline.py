@@ -449,3 +449,30 @@ def test_a_match_folder_loses_no_page_without_a_word(tmp_path: Path) -> None:
 
     with pytest.raises(InputError, match="page4.jpg: is a link that leads nowhere"):
         list(iter_pages(match / "page4.jpg"))
+
+
+def test_two_batches_into_one_folder_at_once_the_second_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    from digitise.pipeline import LOCK_NAME
+
+    out, scans = tmp_path / "out", _tree(tmp_path)
+    out.mkdir()
+    with open(out / LOCK_NAME, "a+b") as held:  # a batch running now
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(OutputError, match="another batch is converting into this folder now"):
+            batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    assert not (out / "summary.json").exists() and not (out / "m1.mat").exists()
+    summary = batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)  # the other one has ended
+    assert (out / "m1.mat").exists() and summary.results
+
+
+def test_a_link_back_to_the_folder_is_no_match(tmp_path: Path) -> None:
+    scans = _tree(tmp_path)
+    (scans / "loop").symlink_to(".")
+    (scans / "up").symlink_to("..")
+    jobs, failed = find_jobs(scans, tmp_path / "out")
+    assert [j.name for j in jobs] == ["m1", "m2", "single"]
+    reasons = {r.name: r.reason for r in failed}
+    assert reasons["loop"].endswith("loop: a link to the folder being converted, or one above it: not a match")
+    assert "up" in reasons
