@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import shlex
 import signal
 import sys
@@ -153,9 +154,11 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
 
     bar = None
     terminal = is_terminal()
+    pages_found = 0
 
     def started(total: int) -> None:
-        nonlocal bar
+        nonlocal bar, pages_found
+        pages_found = total
         if terminal:
             from tqdm import tqdm
 
@@ -167,22 +170,29 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     ended: set[str] = set()
 
     def page_read(name: str) -> None:
-        if bar is not None and name not in ended:
-            counted[name] = counted.get(name, 0) + 1
-            bar.update(1)
+        if name in ended:
+            return
+        counted[name] = counted.get(name, 0) + 1
+        with _stderr_may_be_gone():
+            if bar is not None:
+                bar.update(1)
+            else:
+                # A log (cron, a service): a plain line a page, so a long PDF is seen to go on.
+                click.echo(f"page {sum(counted.values())} of {pages_found} read ({name})", err=True)
 
     def progress(result: Any) -> None:
         ended.add(result.name)
-        if bar is not None:
-            bar.update(max(0, result.pages - counted.get(result.name, 0)))
-        else:
-            click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
+        with _stderr_may_be_gone():
+            if bar is not None:
+                bar.update(max(0, result.pages - counted.get(result.name, 0)))
+            else:
+                click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
 
     try:
         with _stopped_by_sigterm():
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
                                                                    overwrite=force), jobs=jobs, progress=progress,
-                                page_progress=page_read if terminal else None, started=started)
+                                page_progress=page_read, started=started)
     except BatchInterrupted as stop:
         if bar is not None:
             bar.close()
@@ -218,6 +228,18 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.summary_error is not None:
         click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
     raise SystemExit(int(summary.exit_code))
+
+
+@contextlib.contextmanager
+def _stderr_may_be_gone() -> Iterator[None]:
+    """Progress written where nobody reads any more (``2>&1 | head -1``): the batch goes on, quietly, to its end
+    and its summary.json, instead of dying on the first line it cannot write."""
+    try:
+        yield
+    except BrokenPipeError:
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, sys.stderr.fileno())
+        os.close(quiet)
 
 
 @contextlib.contextmanager

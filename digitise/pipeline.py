@@ -794,7 +794,11 @@ def _batch_lock(output_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
                               "another output folder", output_dir) from None
-        yield
+        try:
+            yield
+        finally:
+            # Taken away while still held: the folder holds the batch's outputs only.
+            (output_dir / LOCK_NAME).unlink(missing_ok=True)
 
 
 #: The hidden file a batch locks in its output folder while it runs.
