@@ -532,6 +532,10 @@ def _read_games(blocks: list[_Block], length: int, log: _ProblemLog) -> tuple[tu
     for index, block in enumerate(blocks):
         if block.number != index + 1:
             log.add(block.line, f"game numbered {block.number}, expected {index + 1}")
+        if length and max(expected.bottom, expected.top) >= length:
+            # GNU Backgammon stops there: the games after it are lost, and a misread length goes unseen.
+            log.add(block.line, f"game {block.number} comes after the match was won "
+                    f"({expected.bottom}-{expected.top} in a {length}-point match)")
         lines = block.lines
         score = expected
         if lines and (m := _SCORE.match(lines[0][1])) and not _NUMBERED.match(lines[0][1]):
@@ -847,6 +851,10 @@ def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:
     for name in match.players:
         if not name.strip() or not holds_name(name):
             raise MatFormatError(f"player name {name!r} cannot be written to a .mat file")
+    if not 0 <= match.length <= MAX_MATCH_LENGTH:
+        # GNU Backgammon imports nothing of a longer match, and no reader takes a negative one.
+        raise MatFormatError(f"a {match.length}-point match cannot be written: GNU Backgammon takes 0 (unlimited) "
+                             f"to {MAX_MATCH_LENGTH} points")
     lines = [_metadata_line(key, value) for key, value in match.metadata]
     if lines:
         lines.append("")

@@ -435,3 +435,19 @@ def test_a_file_too_large_for_a_match_is_refused_and_long_lines_are_not_quoted_w
     monkeypatch.setattr(mat, "MAX_MAT_BYTES", 1000)
     with pytest.raises(MatFormatError, match="too large for a match file"):
         mat.read_mat(big)
+
+
+def test_a_game_after_the_match_was_won_is_a_problem(matches_dir: Path) -> None:
+    """GNU Backgammon stops at the game that wins the match: a game after it (a misread length) is said."""
+    from dataclasses import replace
+
+    from digitise.notation.mat import format_mat
+
+    match = next(m for m in (read_real(p).match for p in real_matches()) if len(m.games) >= 2 and m.games[0].points)
+    first = match.games[0]
+    assert first.points is not None and first.winner is not None
+    short = replace(match, length=first.points, games=match.games[:2])
+    problems = parse_mat(format_mat(short), "m.mat").problems
+    won = (first.points, 0) if first.winner.value == "bottom" else (0, first.points)
+    assert f"game 2 comes after the match was won ({won[0]}-{won[1]} in a {first.points}-point match)" in [
+        p.reason for p in problems]

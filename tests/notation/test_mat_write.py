@@ -330,3 +330,10 @@ def test_a_long_name_is_cut_between_letters_as_gnubg_keeps_it() -> None:
 
     line = _score_line(("a" * 30 + "é", "Bob"), Score())
     assert line.startswith(" " + "a" * 30 + " : 0") and "é" not in line and line.endswith("Bob : 0")
+
+
+@pytest.mark.parametrize("length", [-1, 65])
+def test_a_match_length_gnubg_refuses_is_not_written(length: int) -> None:
+    match = MatchRecord(length, ("Alice", "Bruno"), ())
+    with pytest.raises(MatFormatError, match=f"a {length}-point match cannot be written"):
+        format_mat(match)
