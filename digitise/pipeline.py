@@ -498,7 +498,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     from digitise.vision.images import page_count
 
     if not input_dir.is_dir():
-        raise InputError("not a folder", input_dir)
+        raise InputError("not a folder" if input_dir.exists() else "no such folder", input_dir)
     try:
         entries = sorted(input_dir.iterdir(), key=natural_key)
     except OSError as exc:
@@ -541,6 +541,11 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
             pages, name = (entry,), entry.stem
         elif in_place and (entry.name == SUMMARY_NAME or entry.name.endswith(OUTPUT_SUFFIXES)):
             continue  # this batch's own output, from an earlier run
+        elif entry.suffix.lower() in UNREAD_IMAGE_SUFFIXES:
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: a {entry.suffix[1:].upper()} picture, which "
+                                                              "digitise does not read: save the page as PNG, JPEG "
+                                                              "or PDF"))
+            continue
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
             continue

@@ -129,7 +129,7 @@ def test_batch_input_must_be_a_folder(bad: dict[str, Path], tmp_path: Path) -> N
     assert_one_error(run("batch", bad["notes.txt"], "-o", tmp_path / "out"), ExitCode.BAD_INPUT,
                      "notes.txt", "not a folder")
     assert_one_error(run("batch", tmp_path / "missing", "-o", tmp_path / "out"), ExitCode.BAD_INPUT,
-                     "missing", "not a folder")
+                     "missing", "no such folder")
 
 
 def test_review_bad_report(bad: dict[str, Path]) -> None:

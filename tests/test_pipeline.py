@@ -62,8 +62,16 @@ def test_find_jobs_one_match_per_folder_or_file(tmp_path: Path) -> None:
 
 
 def test_find_jobs_not_a_folder(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="not a folder"):
+    with pytest.raises(InputError, match="no such folder"):
         find_jobs(tmp_path / "missing", tmp_path / "out")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(InputError, match="not a folder"):
+        find_jobs(tmp_path / "notes.txt", tmp_path / "out")
+    (tmp_path / "scans").mkdir()
+    (tmp_path / "scans" / "page.gif").write_bytes(b"GIF89a")
+    (failed,) = find_jobs(tmp_path / "scans", tmp_path / "out")[1]
+    assert failed.reason.endswith("page.gif: a GIF picture, which digitise does not read: save the page as PNG, "
+                                  "JPEG or PDF")
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
