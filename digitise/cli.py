@@ -136,7 +136,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.argument("input_dir", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for each match's .mat, report and readings, and summary.json.")
-@click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: all cores).")
+@click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default and most: one per core).")
 @click.option("--template", help="Template name or JSON file.")
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH),
               help="Match length of every match, 0 for unlimited (else from each match's headers).")

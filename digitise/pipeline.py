@@ -828,7 +828,9 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
     for r in (*failed, *results.values()):
         if progress:
             progress(r)
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    cores = os.cpu_count() or 1
+    # At most one worker a core: each holds a page's images and models (~250 MB) and more only take turns.
+    workers = max(1, min(jobs or cores, cores, len(todo) or 1))
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
     try:

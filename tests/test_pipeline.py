@@ -484,3 +484,15 @@ def test_a_link_back_to_the_folder_is_no_match(tmp_path: Path) -> None:
     reasons = {r.name: r.reason for r in failed}
     assert reasons["loop"].endswith("loop: a link to the folder being converted, or one above it: not a match")
     assert "up" in reasons
+
+
+def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs 1000 on one core: one worker (here: in this process, so a runner that cannot be sent to a worker
+    process, a closure, still runs)."""
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+
+    def runner(job: Job, options: ScanOptions) -> JobResult:
+        return _fake_runner(job, options)
+
+    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1000, runner=runner)
+    assert {r.name: r.status for r in summary.results}["m1"] == "done"
