@@ -50,6 +50,12 @@ class DigitiseError(Exception):
         return ": ".join([*parts, self.reason])
 
 
+def short(text: str, most: int = 60) -> str:
+    """``text`` cut to ``most`` characters for a message: what a reason quotes from the input (a pasted page, a
+    line of a binary file) must not fill the screen."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 class InputError(DigitiseError):
     """An input file is unreadable or of the wrong kind."""
 

@@ -595,15 +595,9 @@ def _pages_under(folder: Path) -> Iterator[Path]:
 
 def _holds_a_picture(path: Path) -> bool:
     """Whether the file's first bytes are those of a picture or PDF that pages are read from."""
-    from digitise.vision.images import sniff
+    from digitise.vision.images import sniff_file
 
-    try:
-        if not path.is_file():
-            return False
-        with path.open("rb") as handle:
-            return sniff(handle.read(1024)) is not None
-    except OSError:
-        return False
+    return sniff_file(path) is not None
 
 
 #: How this process tells the batch that a page was read, given the job's name (set by the batch:

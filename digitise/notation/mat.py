@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
-from digitise.errors import MatFormatError
+from digitise.errors import MatFormatError, short
 from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH, Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
@@ -129,7 +129,7 @@ class _ProblemLog:
 
     def add(self, line: int, reason: str) -> None:
         # A reason quotes the line it is about: a line of a megabyte (a binary file) must not become the message.
-        self.items.append(MatProblem(line, reason if len(reason) <= 160 else reason[:159] + "…"))
+        self.items.append(MatProblem(line, short(reason, 160)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -831,10 +831,7 @@ def writable_name(name: str) -> str:
     Names read off a page header by OCR pick up stray punctuation ("Mei" read "Me:"); one such
     character must not cost the match its file.
     """
-    kept = " ".join("".join(ch if _name_character(ch) else " " for ch in name).split())
-    while len(kept.encode("utf-8")) > MAX_NAME_BYTES:
-        kept = kept[:-1].rstrip()
-    return kept
+    return _kept_name(" ".join("".join(ch if _name_character(ch) else " " for ch in name).split())).rstrip()
 
 
 def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:

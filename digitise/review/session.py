@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError, InputError, OutputError
+from digitise.errors import DigitiseError, InputError, OutputError, short
 from digitise.fileio import folder_problem, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
@@ -38,7 +38,6 @@ from digitise.solve.corrections import (
     header_from_json,
     load_corrections_file,
     save_corrections,
-    short,
     unfitting,
 )
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board

@@ -83,7 +83,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from digitise.errors import ReadingsError
+from digitise.errors import ReadingsError, short
 from digitise.game.match import MAX_MATCH_LENGTH, MatchState
 from digitise.game.position import Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
@@ -429,8 +429,7 @@ def parse_correction(text: str, where: str = "") -> Forced:
     points: int | None = None
 
     def bad(reason: str) -> ReadingsError:
-        shown = str(text) if len(str(text)) <= 60 else str(text)[:59] + "…"
-        return ReadingsError(f"correction {shown!r}: {reason}", None, where or None)
+        return ReadingsError(f"correction {short(str(text))!r}: {reason}", None, where or None)
 
     parts = [p.strip() for p in str(text).split(";") if p.strip()]
     if not parts:

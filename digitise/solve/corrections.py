@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError, InputError
+from digitise.errors import DigitiseError, InputError, short
 from digitise.fileio import beside, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
@@ -93,11 +93,6 @@ def parse_moves(text: str) -> list[tuple[int, int]]:
     Raises ``ValueError`` with a message a person can act on.
     """
     return parse_steps(text)[0]
-
-
-def short(text: str, most: int = 60) -> str:
-    """``text`` cut to ``most`` characters for a message (a pasted page of text must not fill the screen)."""
-    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _fail(where: str, reason: str, path: str | Path) -> InputError:

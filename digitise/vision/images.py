@@ -17,6 +17,7 @@ not called damaged.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
@@ -271,9 +272,18 @@ def _kind(head: bytes) -> str | None:
     return None
 
 
-def sniff(head: bytes) -> str | None:
-    """The kind of page file (png, jpeg, tiff, bmp, webp, pdf) that starts with ``head``, or None."""
-    return _kind(head)
+def sniff_file(path: str | Path) -> str | None:
+    """The kind of page file (png, jpeg, tiff, bmp, webp, pdf) ``path`` is by its first bytes; None when it is
+    none of them, or not a regular file (a pipe is read once, by :func:`iter_pages`; a device never), or cannot
+    be read."""
+    file = Path(path)
+    try:
+        if not file.is_file():
+            return None
+        with file.open("rb") as handle:
+            return _kind(handle.read(1024))
+    except OSError:
+        return None
 
 
 def _is_bmp(head: bytes) -> bool:
@@ -702,19 +712,41 @@ def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
         return None
     space = "CMYK" if colour in _JPEG_INK_SPACES else "GRAY" if colour == "Gray" else "BGR"
     try:
-        return _ink_to_bgr(simplejpeg.decode_jpeg(data, colorspace=space)), None
+        return _ink_to_bgr(_decode_strictly(data, space)), None
     except ValueError as exc:
         problem = _jpeg_problem(exc)
-    if not data.rstrip(b"\x00").endswith(b"\xff\xd9"):
-        try:
-            return _ink_to_bgr(simplejpeg.decode_jpeg(data + b"\xff\xd9", colorspace=space)), None
-        except ValueError:
-            pass
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
         return None
     return _ink_to_bgr(image), problem
+
+
+_JPEG_END = b"\xff\xd9"
+
+
+def _ends(data: bytes) -> bool:
+    """Whether JPEG data ends with its end marker (padding after it aside)."""
+    return data.rstrip(b"\x00\r\n \t").endswith(_JPEG_END)
+
+
+def _decode_strictly(data: bytes, space: str, **options: Any) -> np.ndarray:
+    """JPEG data decoded by libjpeg-turbo with no damage patched over; ``ValueError`` (libjpeg's complaint) if any.
+
+    Data whose only fault is a missing end marker (some cameras' and
+    scripts') is sound: every pixel is there.
+    """
+    try:
+        image: np.ndarray = simplejpeg.decode_jpeg(data, colorspace=space, **options)
+        return image
+    except ValueError as first:
+        if _ends(data):
+            raise
+        try:
+            image = simplejpeg.decode_jpeg(data + _JPEG_END, colorspace=space, **options)
+            return image
+        except ValueError:
+            raise first from None
 
 
 def _ink_to_bgr(image: np.ndarray) -> np.ndarray:
@@ -749,10 +781,9 @@ def picture_damage(page: PageImage) -> str | None:
 
     if page.damage is not None:
         return page.damage
+    if sniff_file(page.source) != "pdf":
+        return page.damage
     try:
-        with open(page.source, "rb") as handle:
-            if _kind(handle.read(1024)) != "pdf":
-                return page.damage
         document = pdfium.PdfDocument(page.source)
     except (OSError, pdfium.PdfiumError):
         return page.damage
@@ -781,8 +812,7 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
             data = bytes(picture.get_data(decode_simple=True))
         except (pdfium.PdfiumError, ValueError):
             continue  # what cannot be looked into is judged by its rendering, as before
-        ended = data.rstrip(b"\x00\r\n \t").endswith(b"\xff\xd9")
-        if ended and not thorough:
+        if _ends(data) and not thorough:
             continue
         try:
             height, width, colour, _ = simplejpeg.decode_jpeg_header(data)
@@ -790,16 +820,9 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
             return f"the page's JPEG picture cannot be decoded ({str(exc).strip().rstrip('.')})"
         if _too_large(width, height):
             continue  # PDFium renders it at the page's size; decoding it whole here would not fit in memory
-        space = "CMYK" if colour in _JPEG_INK_SPACES else "GRAY"
         try:
-            simplejpeg.decode_jpeg(data, colorspace=space, min_factor=8)
+            _decode_strictly(data, "CMYK" if colour in _JPEG_INK_SPACES else "GRAY", min_factor=8)
         except ValueError as exc:
-            if not ended:
-                try:  # cut short by its end marker only: every pixel is there
-                    simplejpeg.decode_jpeg(data + b"\xff\xd9", colorspace=space, min_factor=8)
-                    continue
-                except ValueError:
-                    pass
             return _jpeg_problem(exc, "the page's JPEG picture", "the data of the page's JPEG picture")
     return None
 
@@ -1010,11 +1033,12 @@ def _tiff_name(value: int, enum: str = "COMPRESSION") -> str:
 def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
     from PIL import Image
 
-    count = _tiff_frame_count(data)
+    # Asked only when Pillow fails (a walk of every frame's directory: nothing to pay for a sound file).
+    frames = functools.cache(lambda: _tiff_frame_count(data))
     try:
         container = _open_tiff(io.BytesIO(data))
     except _TIFF_DAMAGE as exc:
-        if not count:
+        if not frames():
             raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
         container = None  # Pillow does not read its first frame: tifffile reads them all
     produced = 0
@@ -1031,12 +1055,12 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 except EOFError:
                     break
                 except _TIFF_DAMAGE as exc:
-                    if count is None or number > count:
+                    if (count := frames()) is None or number > count:
                         # The chain of frames breaks here: what follows (if anything) cannot be found.
                         yield PageError(f"cannot decode this page (truncated or damaged file): {exc}", path, page)
                         produced += 1
                         break
-            elif count is None or number > count:
+            elif (count := frames()) is None or number > count:
                 break
             produced += 1
             if frame is None:
@@ -1184,11 +1208,8 @@ def page_count(path: str | Path) -> int:
     it says what is wrong with it).
     """
     file = Path(path)
+    kind = sniff_file(file)
     try:
-        if not file.is_file():  # a pipe is read once, by iter_pages; a device not at all
-            return 1
-        with file.open("rb") as handle:
-            kind = _kind(handle.read(1024))
         if kind == "pdf":
             import pypdfium2 as pdfium
 
