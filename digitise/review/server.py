@@ -43,7 +43,7 @@ from digitise.errors import DigitiseError, OptionError
 from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
 from digitise.review.folder import ReviewFolder
-from digitise.review.session import CorrectionRefused, ReviewSession
+from digitise.review.session import ChangedElsewhere, CorrectionRefused, ReviewSession
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css",
@@ -183,6 +183,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
             route()
         except RequestError as exc:
             self._error(exc.status, exc.message)
+        except ChangedElsewhere as exc:
+            # Said in the answer itself, so the page loads the match again without matching the message's words.
+            self._json(HTTPStatus.CONFLICT, {"error": exc.reason, "changed_elsewhere": True})
         except CorrectionRefused as exc:
             self._error(HTTPStatus.CONFLICT, exc.reason)
         except DigitiseError as exc:

@@ -58,6 +58,10 @@ class CorrectionRefused(DigitiseError):
     """A correction that cannot be applied: illegal, not fitting the match, or naming no board."""
 
 
+class ChangedElsewhere(CorrectionRefused):
+    """Refused because the corrections file changed since the page loaded it: the page should load it again."""
+
+
 @dataclass(frozen=True, slots=True)
 class BoardSource:
     """Where one board's picture is: the page image file, which page of it, and the board's pixel box."""
@@ -547,7 +551,7 @@ class ReviewSession:
         that change unseen."""
         if self._disk_text() != self._disk:
             self._load_saved()
-            raise CorrectionRefused(CHANGED_ELSEWHERE)
+            raise ChangedElsewhere(CHANGED_ELSEWHERE)
 
     def export_mat(self) -> str:
         """The corrected match as ``.mat`` text."""

@@ -313,3 +313,18 @@ def test_inputs_python_cannot_read_are_4xx_not_a_dropped_connection(review_serve
         status, headers, body = request(review_server, method, "/api/state")
         assert status in (405, 501) and headers["Content-Type"].startswith("application/json"), method
         assert json.loads(body)["error"]
+
+
+def test_a_refusal_for_changes_made_elsewhere_says_so_in_the_answer(review_server: ReviewServer,
+                                                                  sample_report: Path) -> None:
+    """The page loads the match again on such a refusal: the answer carries it, not only the message's words."""
+    from digitise.review.session import ReviewSession
+    from tests.review.conftest import served
+
+    correction = {"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4"}
+    with served(ReviewSession(sample_report, resolve=False)) as other:
+        assert post_json(other, "/api/correct", correction)[0] == 200
+    status, doc = post_json(review_server, "/api/correct", correction)
+    assert status == 409 and doc["changed_elsewhere"] is True and "changed elsewhere" in doc["error"]
+    status, doc = post_json(review_server, "/api/uncorrect", {"page": 3, "board": 2})
+    assert status == 409 and "changed_elsewhere" not in doc

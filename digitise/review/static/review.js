@@ -5,8 +5,6 @@
 
 const view = { state: null, showAll: false, current: null, pick: 0, zoom: false, lastCorrected: null, busy: false,
   drawnMatch: null };
-// The server's word for corrections changed by another page or by hand (session.py CHANGED_ELSEWHERE).
-const CHANGED_ELSEWHERE = "the corrections were changed elsewhere";
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -41,7 +39,11 @@ async function api(path, body) {
   } catch (err) {
     throw new Error(`the review server gave an unreadable answer (HTTP ${response.status})`);
   }
-  if (!response.ok) throw new Error(doc.error || response.statusText);
+  if (!response.ok) {
+    const error = new Error(doc.error || response.statusText);
+    error.changedElsewhere = Boolean(doc.changed_elsewhere);
+    throw error;
+  }
   return doc;
 }
 
@@ -202,7 +204,7 @@ async function sendMatch(body, what) {
 
 async function afterRefusal(err) {
   // Refused because the corrections changed elsewhere: show them now, not the stale page.
-  if (String(err.message).startsWith(CHANGED_ELSEWHERE)) {
+  if (err.changedElsewhere) {
     try { await reload(); } catch (ignored) { /* the message below still says what happened */ }
   }
 }
