@@ -833,3 +833,37 @@ def test_a_corrected_answer_to_a_double_is_the_one_written() -> None:
     assert turns[at + 1].get("action") == "drop", turns[at + 1]
     game = next(g for g in result.report["games"] if any(t is turns[at] for t in g["turns"]))
     assert game["winner"] == double["player"] and game["turns"][-1].get("action") == "drop"
+
+
+def test_every_candidate_says_why_it_ranks_where_it_does() -> None:
+    """A misread repaired by later boards: the truth fits the marks worse but the later boards better, and
+    the misread the other way round; every candidate of every turn carries its reasons."""
+    if not MATCHES:
+        pytest.skip("no real matches")
+    repaired = 0
+    for path in MATCHES[:6]:
+        match = read_mat(path).match
+        boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+        second = boards[1]
+        name, (cell,) = next(iter(second.cells.items()))
+        wrong = (5 if cell.digits[0] != 5 else 3,) + cell.digits[1:]
+        cells = dict(second.cells)
+        cells[name] = (CellReading(wrong, 0.8), CellReading(cell.digits, 0.15))
+        boards[1] = BoardReading(second.index, cells, second.crossed, second.arrow, second.letters)
+        result = solve(paginate(boards), players=match.players, length=match.length)
+        turns = [t for g in result.report["games"] for t in g["turns"]]
+        for turn in turns:
+            for candidate in turn["candidates"]:
+                assert candidate["reasons"] and all(isinstance(r, str) and r for r in candidate["reasons"])
+        turn = turns[1]
+        truth = match.games[0].actions[1]
+        if turn["move"] != str(truth.play) or len(turn["candidates"]) < 2:
+            continue
+        chosen, runner_up = turn["candidates"][:2]
+        if not any(r.startswith("marks fit") and r.endswith("better") for r in runner_up["reasons"]):
+            continue
+        repaired += 1
+        assert any(r.startswith("later boards fit") and r.endswith("better") for r in chosen["reasons"])
+        assert any(r.startswith("marks fit") and r.endswith("worse") for r in chosen["reasons"])
+        assert any(r.startswith("later boards fit") and r.endswith("worse") for r in runner_up["reasons"])
+    assert repaired, "no misread of the six matches was repaired by its later boards"

@@ -42,7 +42,10 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   re-decodes it), else null;
 * ``candidates``: the best few decisions for the board with probabilities
   among them (``action``, ``player``, ``dice``, ``move``, ``result``/``answer``
-  when they carry one);
+  when they carry one) and ``reasons``: how each compares with the decision
+  taken, and that one with the best other ("marks fit 3.2x worse", "roll as
+  written 2.0x less likely", "weaker play (4.1x less likely)", "later boards
+  fit 12x worse", or "about as likely on every count");
 * ``position_before`` / ``position_after``: GNU Backgammon position IDs, both
   seen by the turn's player (the player on roll in the ID).
 
@@ -102,12 +105,12 @@ from digitise.solve.search import (
     Node,
     Searcher,
     State,
-    alternatives,
     best_line,
     best_path,
     confidence,
     rivals,
     troubled,
+    weighed_alternatives,
 )
 
 #: Turns less sure than this are flagged for review.
@@ -543,7 +546,8 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         reasons = list(node.tags)
         ev = evidence[node.board] if node.board is not None else None
         candidates = [
-            {**_summary_text(summary), "probability": round(p, 4)} for summary, p in alternatives(node)
+            {**_summary_text(summary), "probability": round(p, 4), "reasons": list(why)}
+            for summary, p, why in weighed_alternatives(node)
         ] if node.board is not None else []
         board_actions = [e for e in node.events if e.kind in _KIND]
         if node.board is not None and not board_actions:

@@ -181,6 +181,7 @@ class Node:
         "local",
         "merged",
         "parent",
+        "parts",
         "score",
         "state",
         "summary",
@@ -207,6 +208,9 @@ class Node:
         self.children: list[Node] = []
         #: Decisions merged into another kept node with the same state: decision -> that node.
         self.merged: dict[Summary, Node] = {}
+        #: How each decision among the children explained its board: (board score, fit of the marks,
+        #: play prior), so the report can say why one candidate lost to another.
+        self.parts: dict[Summary, tuple[float, float, float]] = {}
 
 
 def _settle(parent: Node, summary: Summary, score: float) -> None:
@@ -395,6 +399,9 @@ class Searcher:
             kept: list[Node] = []
             seen: dict[State, Node] = {}
             for score, parent, option in options:
+                # Best first: a decision's first option is its best on this board.
+                if option.summary not in parent.parts:
+                    parent.parts[option.summary] = (option.local, option.local - option.writing, option.prior)
                 if score < best - MARGIN:
                     deaths.append((parent, option.summary, score, b))
                     continue
@@ -433,7 +440,7 @@ class Searcher:
                     beam = list(restart)
                     del deaths[dead:], merges[merged:]
                     for node in beam:
-                        node.children, node.merged = [], {}
+                        node.children, node.merged, node.parts = [], {}, {}
                     continue
             b += 1
         finals: list[Node] = []
@@ -1096,6 +1103,46 @@ def confidence(node: Node) -> float:
     return 1.0 / (1.0 + math.exp(min(max(alt - mine, -50.0), 50.0)))
 
 
+#: A difference (nats) worth a word among a candidate's reasons: less than twice as likely is not.
+NOTEWORTHY = math.log(2.0)
+
+
+def _times(nats: float) -> str:
+    """A likelihood ratio for people: 2.5x, 40x, over 1000x."""
+    ratio = math.exp(min(abs(nats), 50.0))
+    if ratio >= 1000.0:
+        return "over 1000x"
+    return f"{ratio:.0f}x" if ratio >= 10.0 else f"{ratio:.1f}x"
+
+
+def _compared(mine: tuple[float, float, float], mine_final: float,
+              other: tuple[float, float, float], other_final: float, moves: bool) -> tuple[str, ...]:
+    """How one explanation of a board compares with another, biggest difference first.
+
+    The final scores' difference splits into the board's own fit of the marks,
+    the roll's prior and the way its unplayed dice are written, the play
+    prior, and the rest: how well the later boards fit what each leads to.
+    Rolls and plays are compared only between two ``moves``: a blank board
+    or a double has neither.
+    """
+    (local_m, fit_m, prior_m), (local_o, fit_o, prior_o) = mine, other
+    board = (local_m + prior_m) - (local_o + prior_o)
+    total = mine_final - other_final
+    terms = [
+        (fit_m - fit_o, "marks fit {} better", "marks fit {} worse"),
+        (total - board, "later boards fit {} better", "later boards fit {} worse"),
+    ]
+    if moves:
+        terms += [((local_m - fit_m) - (local_o - fit_o), "roll as written {} likelier", "roll as written {} less likely"),
+                  (prior_m - prior_o, "{} likelier play", "weaker play ({} less likely)")]
+    said = sorted((t for t in terms if abs(t[0]) >= NOTEWORTHY), key=lambda t: -abs(t[0]))
+    if said:
+        return tuple((better if d > 0 else worse).format(_times(d)) for d, better, worse in said)
+    if abs(total) >= NOTEWORTHY:
+        return (f"{_times(total)} likelier overall" if total > 0 else f"{_times(total)} less likely overall",)
+    return ("about as likely on every count",)
+
+
 def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
     """The best decisions for ``node``'s board, with probabilities among them."""
     parent = node.parent
@@ -1107,3 +1154,31 @@ def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
     total = sum(weights) or 1.0
     return [(k, w / total) for (k, _), w in zip(ranked, weights)]
 
+
+def weighed_alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float, tuple[str, ...]]]:
+    """:func:`alternatives` with each one's reasons: how it compares with the decision taken.
+
+    The decision taken is compared with the best other one. A decision whose
+    parts were not kept (none in a finished search) gets no reasons.
+    """
+    ranked = alternatives(node, limit)
+    parent = node.parent
+    if parent is None:
+        return []
+    mine = parent.parts.get(node.summary)
+    mine_final = parent.kids.get(node.summary, node.best)
+    others = [(k, v) for k, v in parent.kids.items() if k != node.summary and k in parent.parts]
+    rival = max(others, key=lambda kv: kv[1]) if others else None
+    out: list[tuple[Summary, float, tuple[str, ...]]] = []
+    for summary, p in ranked:
+        parts = parent.parts.get(summary)
+        if mine is None or parts is None:
+            reasons: tuple[str, ...] = ()
+        elif summary == node.summary:
+            reasons = () if rival is None else _compared(mine, mine_final, parent.parts[rival[0]], rival[1],
+                                                         "move" in summary and "move" in rival[0])
+        else:
+            reasons = _compared(parts, parent.kids[summary], mine, mine_final,
+                                "move" in summary and "move" in node.summary)
+        out.append((summary, p, reasons))
+    return out

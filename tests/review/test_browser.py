@@ -83,6 +83,10 @@ def test_correct_a_flagged_turn_and_export(
         page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
         assert page.locator("img.crop").count() == 1
         assert page.locator("figure.diagram img").count() == 2
+        # Each candidate says why it ranks where it does (the solver's reasons, shown under it).
+        why = page.locator("li.candidate .why")
+        assert why.count() == page.locator("li.candidate").count() >= 2
+        assert re.search(r"(marks|later boards) fit [\d.]+x (better|worse)|likel", why.nth(1).inner_text())
         # The scan's crop enlarges for faint digits (click or z) and shrinks back.
         small = page.locator("img.crop").bounding_box()["width"]
         page.click("img.crop")

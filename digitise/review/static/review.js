@@ -348,7 +348,9 @@ function candidateList(turn) {
   },
   el("kbd", {}, String(i + 1)),
   el("span", { class: "move" }, candidateText(c)),
-  el("span", { class: "prob" }, `${((c.probability || 0) * 100).toFixed(1)}%`))));
+  el("span", { class: "prob" }, `${((c.probability || 0) * 100).toFixed(1)}%`),
+  // Why it ranks where it does: how it compares with the solver's choice (and that with the runner-up).
+  (c.reasons || []).length ? el("span", { class: "why" }, c.reasons.join("; ")) : null)));
 }
 
 function candidateText(c) {
