@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -335,9 +335,11 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
     """
     from dataclasses import replace
 
+    from digitise.notation.readings import written_page_number
+
     numbers = []
     for page in readings.pages:
-        number, sure = _written_page_number(page)
+        number, sure = written_page_number(page)
         if number is None or number < 1 or sure < ORDER_SURE:
             return readings, ORDER_KEPT
         numbers.append(number)
@@ -346,16 +348,6 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
                                              last=min(numbers) + len(numbers) - 1)
     order = sorted(range(len(numbers)), key=lambda i: numbers[i])
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
-
-
-def _written_page_number(page: PageReading) -> tuple[int | None, float]:
-    """The page number written in ``page``'s header and how sure it was read (0 when not said); None if none."""
-    found = page.header.get("page") if isinstance(page.header, Mapping) else None
-    value = found.get("value") if isinstance(found, Mapping) else found
-    confidence = found.get("confidence") if isinstance(found, Mapping) else None
-    if value is None or not str(value).strip().isdigit():
-        return None, 0.0
-    return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
 
 
 #: How sure the first page's number must be read to say a match starts on a later page. Over the
@@ -406,17 +398,19 @@ def page_notes(readings: Readings) -> list[str]:
     numbers written in the headers are not used: the reader drops a digit
     of "12" or "14" too often, and surely, to judge the pile by them.
     """
+    from digitise.notation.readings import written_page_number
+
     names = _page_names(readings)
     notes = []
-    number, sure = _written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)
+    number, sure = written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)
     if number is not None and number > 1 and sure >= FIRST_PAGE_SURE:
         # A later page surely numbered lower: the pile is out of order, not short.
         lower = next((k for k, page in enumerate(readings.pages[1:], 1)
-                      if (found := _written_page_number(page))[0] is not None and found[0] < number
+                      if (found := written_page_number(page))[0] is not None and found[0] < number
                       and found[1] >= FIRST_PAGE_SURE), None)
         if lower is not None:
             notes.append(f"pages: not in the order of their numbers (the first, {names[0]}, is numbered {number}, "
-                         f"and {names[lower]} {_written_page_number(readings.pages[lower])[0]}): give them in "
+                         f"and {names[lower]} {written_page_number(readings.pages[lower])[0]}): give them in "
                          "order, or add --order header")
         else:
             missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"

@@ -178,6 +178,24 @@ def test_page_from_another_match_is_flagged_not_fatal(model: Path, tmp_path: Pat
     assert got.silent == 0, got.differences
 
 
+def test_a_missing_page_is_named_and_what_follows_it_flagged(model: Path, tmp_path: Path) -> None:
+    """Without its page 3, the sample's next page reads as a new game as if nothing were amiss: only the
+    written page numbers (2, then 4) tell. The note names the gap, and no turn after it passes silently."""
+    pages = [page for page in _pages("alice-bruno", "medium") if page.name != "page-003.jpg"]
+    assert len(pages) == 7
+    scanned = scan_cli(pages, tmp_path)
+    assert scanned.exit_code == int(ExitCode.FLAGGED), scanned.stderr
+    assert ("page numbers written jump from 2 to 4 between page-002.jpg and page-004.jpg "
+            "(pages 2 and 3 as given): page 3 missing?") in scanned.stderr
+    doc = scanned.report_doc()
+    after = [t for g in doc["games"] for t in g["turns"] if t["page"] == 3]
+    assert after and after[0]["flagged"]
+    assert "the page numbers jump from 2 to 4 before this page: a page missing?" in after[0]["reasons"]
+    assert all(t["flagged"] or t["follows"] for t in after)
+    got = scanned.compared_with(SAMPLES / "alice-bruno.mat")
+    assert got.silent == 0, got.differences
+
+
 # --------------------------------------------------------------------------- batch
 
 

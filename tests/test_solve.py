@@ -867,3 +867,47 @@ def test_every_candidate_says_why_it_ranks_where_it_does() -> None:
         assert any(r.startswith("marks fit") and r.endswith("worse") for r in chosen["reasons"])
         assert any(r.startswith("later boards fit") and r.endswith("worse") for r in runner_up["reasons"])
     assert repaired, "no misread of the six matches was repaired by its later boards"
+
+
+def _numbered(numbers: list[int | None], sure: float = 0.99) -> Readings:
+    return Readings(tuple(PageReading(f"p{k}.png", k, (), {} if n is None else {"page": {"value": str(n), "confidence": sure}})
+                          for k, n in enumerate(numbers, 1)))
+
+
+@pytest.mark.parametrize(("numbers", "gaps"), [
+    ([1, 2, 3, 4, 5, 6], {}),
+    ([1, 2, 4, 5, 6], {3: (2, 4)}),                # page 3 missing
+    ([1, 2, 3, 7, 8], {4: (3, 7)}),                # pages 4 to 6 missing
+    ([1, 2, 4, 5, 7, 8], {3: (2, 4), 5: (5, 7)}),  # two gaps
+    ([11, 12, 13, 24, 15, 16], {}),                # one misread number ("14" as "24") is no gap
+    ([1, 2, None, 5, 6], {}),                      # a number not read: nothing to go on
+    ([1, 3, 4, 5], {}),                            # beside the first page: not confirmed
+    ([1, 2, 3, 5], {}),                            # beside the last page: not confirmed
+    ([5, 4, 3, 2, 1], {}),                         # backwards is not a gap (the pipeline's order note)
+])
+def test_a_jump_in_the_page_numbers_confirmed_on_both_sides_is_a_gap(numbers: list[int | None],
+                                                                     gaps: dict[int, tuple[int, int]]) -> None:
+    from digitise.solve import page_gaps
+
+    assert page_gaps(_numbered(numbers)) == gaps
+    assert page_gaps(_numbered(numbers, sure=0.3)) == {}  # numbers read unsurely show nothing
+
+
+def test_the_turns_after_a_missing_page_are_flagged_not_read_as_if_nothing_were_amiss() -> None:
+    if not MATCHES:
+        pytest.skip("no real matches")
+    match = read_mat(MATCHES[0]).match
+    pages = _certain(match).pages
+    assert len(pages) >= 6
+    numbered = [PageReading(p.source, p.page, p.boards, {"page": {"value": str(p.page), "confidence": 0.97}})
+                for p in pages]
+    del numbered[2]  # page 3 lost: the pile reads 1, 2, 4, 5...
+    result = solve(Readings(tuple(numbered)), players=match.players, length=match.length)
+    assert any("page numbers written jump from 2 to 4" in note and "page 3 missing?" in note
+               for note in result.report["notes"])
+    after = [t for g in result.report["games"] for t in g["turns"] if t["page"] == 4]
+    assert after[0]["flagged"] and any("a page missing?" in r for r in after[0]["reasons"])
+    # The rest of that game rests on it (or is flagged on its own).
+    game = next(g for g in result.report["games"] if after[0] in g["turns"])
+    later = game["turns"][game["turns"].index(after[0]) + 1:]
+    assert later and all(t["flagged"] or t["follows"] == {"page": 4, "board": after[0]["board"]} for t in later)

@@ -78,6 +78,16 @@ def certain_reading(index: int, marks: BoardMarks) -> BoardReading:
     )
 
 
+def written_page_number(page: PageReading) -> tuple[int | None, float]:
+    """The page number written in ``page``'s header and how sure it was read (0 when not said); None if none."""
+    found = page.header.get("page") if isinstance(page.header, Mapping) else None
+    value = found.get("value") if isinstance(found, Mapping) else found
+    confidence = found.get("confidence") if isinstance(found, Mapping) else None
+    if value is None or not str(value).strip().isdigit():
+        return None, 0.0
+    return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
+
+
 def renumbered(readings: Readings) -> Readings:
     """``readings`` with its pages numbered 1..N in pile order.
 
