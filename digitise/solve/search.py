@@ -534,7 +534,7 @@ class Searcher:
                 if FOREIGN >= floor:
                     # A board from another match (a stray page): it records nothing of this game.
                     options.append(_Option(("foreign",), FOREIGN, (Event("blank"),), state,
-                                           ("the board does not continue this game (a page from another match?)",)))
+                                           ("the board does not continue this game (a page missing, or one from another match?)",)))
         if state.match.is_over:
             # Boards after the match was won: a misread result ended it too early, or they
             # belong to another match.
