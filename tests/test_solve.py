@@ -911,3 +911,10 @@ def test_the_turns_after_a_missing_page_are_flagged_not_read_as_if_nothing_were_
     game = next(g for g in result.report["games"] if after[0] in g["turns"])
     later = game["turns"][game["turns"].index(after[0]) + 1:]
     assert later and all(t["flagged"] or t["follows"] == {"page": 4, "board": after[0]["board"]} for t in later)
+    # Once a reviewer has corrected a board of that page, the page has been looked at: no flag, the note stays.
+    first = after[0]
+    dice = "".join(map(str, first["dice"]))
+    again = solve(Readings(tuple(numbered)), players=match.players, length=match.length,
+                  corrections={(4, first["board"]): f"{first['player']} {dice}: {first['move']}"})
+    assert any("page 3 missing?" in note for note in again.report["notes"])
+    assert not any("a page missing?" in r for g in again.report["games"] for t in g["turns"] for r in t["reasons"])

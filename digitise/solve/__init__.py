@@ -196,8 +196,11 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
     final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache)
+    # A page after a gap that a reviewer has corrected a board of has been looked at: the note stays,
+    # the flag goes (else it would stay on however the reviewer read the page).
+    reviewed_pages = {key[0] for key in (corrections or {})}
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
-                    review_below, gaps)
+                    review_below, {page: gap for page, gap in gaps.items() if page not in reviewed_pages})
     if len(kept) < len(evidence):
         left_out = set(range(len(evidence))) - set(kept)
         result.report["skipped"] = sorted(
