@@ -881,8 +881,10 @@ def _numbered(numbers: list[int | None], sure: float = 0.99) -> Readings:
     ([1, 2, 4, 5, 7, 8], {3: (2, 4), 5: (5, 7)}),  # two gaps
     ([11, 12, 13, 24, 15, 16], {}),                # one misread number ("14" as "24") is no gap
     ([1, 2, None, 5, 6], {}),                      # a number not read: nothing to go on
-    ([1, 3, 4, 5], {}),                            # beside the first page: not confirmed
-    ([1, 2, 3, 5], {}),                            # beside the last page: not confirmed
+    ([1, 3, 4, 5], {2: (1, 3)}),                   # beside the first page: the other side confirms
+    ([1, 2, 3, 5], {4: (3, 5)}),                   # beside the last page
+    ([1, 3], {}),                                  # nothing on either side to confirm
+    ([1, 2, 4, 6], {}),                            # 4 then 6 does not confirm 4
     ([5, 4, 3, 2, 1], {}),                         # backwards is not a gap (the pipeline's order note)
 ])
 def test_a_jump_in_the_page_numbers_confirmed_on_both_sides_is_a_gap(numbers: list[int | None],
@@ -891,6 +893,9 @@ def test_a_jump_in_the_page_numbers_confirmed_on_both_sides_is_a_gap(numbers: li
 
     assert page_gaps(_numbered(numbers)) == gaps
     assert page_gaps(_numbered(numbers, sure=0.3)) == {}  # numbers read unsurely show nothing
+    # Four numbers in step are trusted when fairly sure; one side alone only when very sure.
+    inner = {k: gap for k, gap in gaps.items() if 2 < k < len(numbers)}
+    assert page_gaps(_numbered(numbers, sure=0.7)) == inner
 
 
 def test_the_turns_after_a_missing_page_are_flagged_not_read_as_if_nothing_were_amiss() -> None:
