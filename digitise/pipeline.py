@@ -395,8 +395,10 @@ def page_notes(readings: Readings) -> list[str]:
     page reads as a new game (flagged where it starts, but the match is
     wrong from there). And a first page numbered 2 or more, read very surely
     (:data:`FIRST_PAGE_SURE`): a continuation scanned alone. The other page
-    numbers written in the headers are not used: the reader drops a digit
-    of "12" or "14" too often, and surely, to judge the pile by them.
+    numbers written in the headers are not judged one by one here (the
+    reader drops a digit of "12" or "14" too often, and surely): the solver
+    looks for a page missing, or pages out of order, where four numbers in a
+    row agree (:func:`digitise.solve.page_gaps`).
     """
     from digitise.notation.readings import written_page_number
 

@@ -36,22 +36,29 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   ...", "blank board inside a game", "unreadable centre" (with low confidence), "arrow where no
   double is allowed", "result square reads N, not a legal value ...", "game
   does not end", "correction does not fit", "the game's end was not recorded
-  ...", "the page does not continue this match ...: left out" in ``skipped``);
+  ...", "the page numbers jump from N to M before this page: a page
+  missing?", "the board does not continue this game ..." and "the page does
+  not continue this match ...: left out" in ``skipped``);
 * ``follows``: ``{"page", "board"}`` of an earlier flagged board this turn's
   position rests on (it is not flagged itself: correcting that board
   re-decodes it), else null;
 * ``candidates``: the best few decisions for the board with probabilities
   among them (``action``, ``player``, ``dice``, ``move``, ``result``/``answer``
   when they carry one) and ``reasons``: how each compares with the decision
-  taken, and that one with the best other ("marks fit 3.2x worse", "roll as
-  written 2.0x less likely", "weaker play (4.1x less likely)", "later boards
-  fit 12x worse", or "about as likely on every count");
+  taken, and that one with the best other, biggest factor first ("marks fit
+  3.2x better/worse", "later boards fit 12x better/worse", between two moves
+  "roll as written 2.0x likelier/less likely" and "4.1x likelier play" /
+  "weaker play (4.1x less likely)", between a move and something else "2.0x
+  likelier/less likely on the other odds"; "Nx likelier/less likely overall"
+  when no one part reaches 2x, "about as likely on every count" when the
+  whole does not);
 * ``position_before`` / ``position_after``: GNU Backgammon position IDs, both
   seen by the turn's player (the player on roll in the ID).
 
 ``skipped`` lists boards that record no turn but are flagged (a blank board
 inside a game). ``summary``: boards, games, turns, flagged, mean_confidence.
-``notes``: doubts about the whole match (a name or the length made up).
+``notes``: doubts about the whole match (a name or the length made up, a
+gap in the page numbers written: a page missing, or pages out of order).
 ``prior``: what weighed the plays (GNU Backgammon's net and its version, or
 nothing): the same readings solve differently with and without it.
 
@@ -158,19 +165,8 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             sheets.append(page_number)
     header = _header(readings)
     notes: list[str] = []
-    gaps: dict[int, tuple[int, int]] = {}
-    numbers = [page.page if page.page > 0 else k for k, page in enumerate(readings.pages, 1)]
-    for at, (before, after) in sorted(page_gaps(readings).items()):
-        gaps[numbers[at - 1]] = (before, after)
-        missing = f"page {before + 1}" if after == before + 2 else f"pages {before + 1} to {after - 1}"
-        left, right = readings.pages[at - 2], readings.pages[at - 1]
-        if left.source and right.source and left.source != right.source:
-            where = (f"{Path(left.source).name} and {Path(right.source).name} "
-                     f"(pages {numbers[at - 2]} and {numbers[at - 1]} as given)")
-        else:
-            where = f"pages {numbers[at - 2]} and {numbers[at - 1]}" + (
-                f" of {Path(left.source).name}" if left.source else "")
-        notes.append(GAP_NOTE.format(before=before, after=after, where=where, missing=missing))
+    gaps, protected, gap_notes = _page_sequence(readings)
+    notes += gap_notes
     if length is None:
         length = header.get("length", 0)
         if "length" not in header:
@@ -195,12 +191,10 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
-    final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache)
-    # A page after a gap that a reviewer has corrected a board of has been looked at: the note stays,
-    # the flag goes (else it would stay on however the reviewer read the page).
-    reviewed_pages = {key[0] for key in (corrections or {})}
+    final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
-                    review_below, {page: gap for page, gap in gaps.items() if page not in reviewed_pages})
+                    review_below, _GapMarks(gaps, [sheets[i] for i in kept],
+                                            frozenset((int(key[0]), int(key[1])) for key in (corrections or {}))))
     if len(kept) < len(evidence):
         left_out = set(range(len(evidence))) - set(kept)
         result.report["skipped"] = sorted(
@@ -225,7 +219,10 @@ GAP_EDGE_SURE = 0.94
 #: The reason on the first turn after a gap in the page numbers, and the match's note.
 GAP_REASON = "the page numbers jump from {before} to {after} before this page: a page missing?"
 GAP_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}: "
-            "{missing} missing? The turns after the gap are flagged")
+            "{missing} missing? The first turn after the gap is flagged, and the rest of the match rests on it")
+#: A jump whose missing numbers are read on other pages of the pile: the pages are out of order.
+DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}, and {found} "
+                 "later in the pile: the pages are out of order? Give them in order, or add --order header")
 
 
 def page_gaps(readings: Readings) -> dict[int, tuple[int, int]]:
@@ -255,6 +252,80 @@ def page_gaps(readings: Readings) -> dict[int, tuple[int, int]]:
         if (left and right) or min(read[k - 1][1], read[k][1]) >= GAP_EDGE_SURE:
             gaps[k + 1] = (before, after)
     return gaps
+
+
+def _pile_names(readings: Readings, left: int, right: int) -> str:
+    """Two neighbouring pages (places in the pile, from 1) as messages name them."""
+    a, b = readings.pages[left - 1].source, readings.pages[right - 1].source
+    files = (f"{Path(a).name}, {Path(b).name}" if a != b else Path(a).name) if a and b else ""
+    return f"pages {left} and {right} of the pile" + (f" ({files})" if files else "")
+
+
+def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], frozenset[int], list[str]]:
+    """What the written page numbers say of the pile: its gaps, its own pages, and notes.
+
+    Gaps are :func:`page_gaps` whose missing numbers are read nowhere else in
+    the pile (where they are, the pages are out of order: a note, no gap).
+    A page is the pile's own (never left out as a page of another match)
+    when its number is in step with both neighbours, or with the one away
+    from a gap beside it.
+    """
+    read = [written_page_number(page) for page in readings.pages]
+    numbers = [n if n is not None and sure >= GAP_SURE else None for n, sure in read]
+    gaps: dict[int, tuple[int, int]] = {}
+    notes: list[str] = []
+    for at, (before, after) in sorted(page_gaps(readings).items()):
+        where = _pile_names(readings, at - 1, at)
+        elsewhere = sorted({n for n in numbers if n is not None and before < n < after})
+        if elsewhere:
+            found = ("page " if len(elsewhere) == 1 else "pages ") + ", ".join(map(str, elsewhere)) + (
+                " comes" if len(elsewhere) == 1 else " come")
+            notes.append(DISORDER_NOTE.format(before=before, after=after, where=where, found=found))
+            continue
+        gaps[at] = (before, after)
+        missing = f"page {before + 1}" if after == before + 2 else f"pages {before + 1} to {after - 1}"
+        notes.append(GAP_NOTE.format(before=before, after=after, where=where, missing=missing))
+    own: set[int] = set()
+    for k, number in enumerate(numbers):
+        if number is None:
+            continue
+        left = k > 0 and numbers[k - 1] == number - 1
+        right = k + 1 < len(numbers) and numbers[k + 1] == number + 1
+        if (left and right) or (left and k + 2 in gaps) or (right and k + 1 in gaps):
+            own.add(k + 1)
+    return gaps, frozenset(own), notes
+
+
+@dataclass(frozen=True, slots=True)
+class _GapMarks:
+    """Where the pile has gaps, for flagging the turn after each: sheets as :func:`page_gaps` gives them."""
+
+    gaps: Mapping[int, tuple[int, int]]
+    #: The sheet (place in the pile, from 1) of each board solved.
+    sheets: Sequence[int]
+    #: Boards (page, board) a reviewer corrected.
+    corrected: frozenset[tuple[int, int]]
+
+    def flagged(self, path: list[Node], places: list[tuple[int, int]]) -> dict[int, str]:
+        """The first turn (move or double) at or after each gap, by node id, with its reason.
+
+        None where a reviewer corrected a board from the gap up to that turn:
+        they have looked at it.
+        """
+        out: dict[int, str] = {}
+        boards = [node for node in path if node.board is not None]
+        for gap, (before, after) in sorted(self.gaps.items()):
+            seen_correction = False
+            for node in boards:
+                assert node.board is not None
+                if self.sheets[node.board] < gap:
+                    continue
+                seen_correction = seen_correction or places[node.board] in self.corrected
+                if any(e.kind in ("move", "double") for e in node.events):
+                    if not seen_correction and id(node) not in out:
+                        out[id(node)] = GAP_REASON.format(before=before, after=after)
+                    break
+        return out
 
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
@@ -304,18 +375,22 @@ STRANGER_WINDOW = 24
 
 
 def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: list[int], forced: dict[int, Forced],
-                         length: int, prior: PlayPrior, cache: Cache) -> tuple[Node, list[int]]:
+                         length: int, prior: PlayPrior, cache: Cache,
+                         protected: frozenset[int] = frozenset()) -> tuple[Node, list[int]]:
     """The best explanation and the boards it reads, once pages of another match are left out.
 
     A page of another match slipped into the pile leaves every later board of
     its game explained from the wrong position: the sheet where the trouble
-    starts is tried without, at most :data:`STRANGER_TRIES` sheets.
+    starts is tried without, at most :data:`STRANGER_TRIES` sheets. The
+    ``protected`` sheets (numbered in step with the pile, see
+    :func:`_page_sequence`) are this match's own and never tried: the page
+    after a missing one reads as badly as a stranger.
     """
     kept = list(range(len(evidence)))
     tried: set[int] = set()
     while len(tried) < STRANGER_TRIES:
         path = best_path(final)
-        suspect = _stranger_sheet([sheets[i] for i in kept], path, tried)
+        suspect = _stranger_sheet([sheets[i] for i in kept], path, tried | protected)
         if suspect is None:
             break
         tried.add(suspect)
@@ -588,7 +663,7 @@ def _side_name(side: object) -> str | None:
 
 def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[BoardEvidence], length: int,
            players: tuple[str, str], review_below: float,
-           gaps: Mapping[int, tuple[int, int]] | None = None) -> SolveResult:
+           gaps: _GapMarks | None = None) -> SolveResult:
     games: list[GameRecord] = []
     report_games: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
@@ -598,14 +673,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     last_double_place: tuple[int, int] | None = None
     # The first turn after a gap in the page numbers: nothing on the boards may show the pages
     # missing, so it is flagged, and the rest of its game rests on it.
-    after_gap: dict[int, str] = {}
-    flagged_gaps: set[int] = set()
-    for node in path:
-        page = places[node.board][0] if node.board is not None else None
-        if (page is not None and gaps and page in gaps and page not in flagged_gaps
-                and any(e.kind in ("move", "double") for e in node.events)):
-            flagged_gaps.add(page)
-            after_gap[id(node)] = GAP_REASON.format(before=gaps[page][0], after=gaps[page][1])
+    after_gap = gaps.flagged(path, places) if gaps is not None else {}
     inherited = _inherited_doubt(path, places, review_below, frozenset(after_gap))
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
@@ -714,7 +782,8 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
                 unknown = True  # the runner-up was dropped before the two met again
         # A game end the marks do not show moves every later game's boards, scores and
         # Crawford game: the rest of the match rests on it.
-        restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags)
+        # So does a missing page: the game it cut has an unknown end, and the match's score after it.
+        restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags) or id(node) in doubted
         if unknown or restart:
             # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
             game = node.parent.state.game if node.parent is not None else node.state.game

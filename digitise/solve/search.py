@@ -1132,9 +1132,14 @@ def _compared(mine: tuple[float, float, float], mine_final: float,
         (fit_m - fit_o, "marks fit {} better", "marks fit {} worse"),
         (total - board, "later boards fit {} better", "later boards fit {} worse"),
     ]
+    rest = (local_m - fit_m + prior_m) - (local_o - fit_o + prior_o)
     if moves:
         terms += [((local_m - fit_m) - (local_o - fit_o), "roll as written {} likelier", "roll as written {} less likely"),
                   (prior_m - prior_o, "{} likelier play", "weaker play ({} less likely)")]
+    else:
+        # A move against a blank board or a double: the move's roll and play odds have no counterpart,
+        # but they are part of the difference (the factors said multiply out to the odds).
+        terms.append((rest, "{} likelier on the other odds", "{} less likely on the other odds"))
     said = sorted((t for t in terms if abs(t[0]) >= NOTEWORTHY), key=lambda t: -abs(t[0]))
     if said:
         return tuple((better if d > 0 else worse).format(_times(d)) for d, better, worse in said)
