@@ -788,7 +788,9 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
             # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
             game = node.parent.state.game if node.parent is not None else node.state.game
             for later in path[path.index(node) + 1:]:
-                if later.board is None or later.parent is None:
+                # The final decision (board None) too: a double the readings leave unanswered is
+                # written dropped, and that drop rests on the doubt as much as any turn.
+                if later.parent is None:
                     break
                 if later.parent.state.game != game and not restart:
                     break
