@@ -114,10 +114,25 @@ def _tell(summary: ScanSummary) -> None:
     click.echo(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
                f"{_count(summary.turns, 'turn')}, {summary.flagged} flagged for review")
     if summary.flagged and summary.report:
-        click.echo(f"review them with: digitise review {shlex.quote(summary.report)}")
+        click.echo(f"review them with: digitise review {shell_quoted(summary.report)}")
     elif summary.flagged:
         click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
     raise SystemExit(int(summary.exit_code))
+
+
+def shell_quoted(path: str) -> str:
+    r"""``path`` quoted for a POSIX shell, to copy into a command.
+
+    A name that is not UTF-8 (read from disk as it is, its odd bytes kept as
+    surrogates) is written in bash's ``$'...'`` form with those bytes as
+    ``\xHH``: printed as it is, it would show as ``\udcff`` and name no file.
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = os.fsencode(path)
+        return "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
+    return shlex.quote(path)
 
 
 def _count(n: int, noun: str) -> str:
@@ -215,12 +230,12 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
                      else f"{r.flagged} flagged ({_count(r.turns, 'turn')}); " if r.flagged else "")
             before = " (converted before)" if r.status == "skipped" else ""
             click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review "
-                       f"{shlex.quote(str(r.report))}", err=True)
+                       f"{shell_quoted(str(r.report))}", err=True)
             to_review += 1
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     if to_review > 1:
         click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review "
-                   f"{shlex.quote(str(output_dir))}", err=True)
+                   f"{shell_quoted(str(output_dir))}", err=True)
     if summary.loose_pages > 1:
         click.echo(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
                    "converted as a match of its own; put the pages of one match in a sub-folder of their own",

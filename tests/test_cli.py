@@ -798,3 +798,24 @@ def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) 
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert any(line.startswith(f"digitise: note: m1: {out / 'm1.report.corrections.json'}: line 1 column 2: not JSON")
                for line in result.stderr.splitlines()), result.stderr
+
+
+@pytest.mark.parametrize("name", [b"plain.report.json", b"it's a \\ name.json", b"caf\xe9 \xff.report.json"])
+def test_a_path_printed_for_copying_names_the_file_in_a_shell(tmp_path: Path, name: bytes) -> None:
+    """The review command printed after a scan or batch names the file when pasted into a shell, a name that
+    is not UTF-8 too (printed as Python holds it, it showed as \\udcff and named nothing)."""
+    import os
+    import shutil
+    import subprocess
+
+    from digitise.cli import shell_quoted
+
+    shell = shutil.which("bash")
+    if shell is None:
+        pytest.skip("no bash")
+    target = os.path.join(os.fsencode(tmp_path), name)
+    with open(target, "wb"):
+        pass
+    quoted = shell_quoted(os.fsdecode(target))
+    quoted.encode("ascii" if b"\xe9" in name else "utf-8")  # printable as it is
+    assert subprocess.run([shell, "-c", f"test -e {quoted}"], check=False).returncode == 0
