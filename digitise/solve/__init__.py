@@ -225,6 +225,12 @@ DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} 
                  "later in the pile: the pages are out of order? Give them in order, or add --order header")
 
 
+def _page_numbers(readings: Readings) -> tuple[list[tuple[int | None, float]], list[int | None]]:
+    """Each page's written number as read (number, sureness), and the numbers read at least :data:`GAP_SURE`."""
+    read = [written_page_number(page) for page in readings.pages]
+    return read, [n if n is not None and sure >= GAP_SURE else None for n, sure in read]
+
+
 def page_gaps(readings: Readings) -> dict[int, tuple[int, int]]:
     """Pages (their place in the pile, from 1) before which the written page numbers skip: {place: (before, after)}.
 
@@ -238,8 +244,7 @@ def page_gaps(readings: Readings) -> dict[int, tuple[int, int]]:
     numbers of the jump must be read surely (:data:`GAP_EDGE_SURE`). A
     number read less surely than :data:`GAP_SURE` shows nothing.
     """
-    read = [written_page_number(page) for page in readings.pages]
-    numbers = [n if n is not None and sure >= GAP_SURE else None for n, sure in read]
+    read, numbers = _page_numbers(readings)
     gaps: dict[int, tuple[int, int]] = {}
     for k in range(1, len(numbers)):
         before, after = numbers[k - 1], numbers[k]
@@ -270,8 +275,7 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
     when its number is in step with both neighbours, or with the one away
     from a gap beside it.
     """
-    read = [written_page_number(page) for page in readings.pages]
-    numbers = [n if n is not None and sure >= GAP_SURE else None for n, sure in read]
+    _, numbers = _page_numbers(readings)
     gaps: dict[int, tuple[int, int]] = {}
     notes: list[str] = []
     for at, (before, after) in sorted(page_gaps(readings).items()):
