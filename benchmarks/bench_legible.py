@@ -1,12 +1,14 @@
 """The end-to-end benchmark again with writers whose marks stay legible: a diagnostic, not the benchmark.
 
 The same matches, damage and glyphs as ``bench_end_to_end.py`` (same seeds,
-same random draws), but each page's writer keeps whole strokes (glyph
-threshold ``WriterStyle.weight`` 50-99 instead of 50-149: above ~125 a thin
-MNIST glyph breaks into dots) and crosses dice out with a thin pen (X stroke
-at most 0.35 mm instead of 0.3-0.6 mm, which hides a small digit under it).
-The difference from the benchmark's figures is what illegible marks cost
-(benchmarks/README.md, "the first errors looked at by eye").
+same random draws), but each page's writer writes bolder (glyph threshold
+``WriterStyle.weight`` 50-99 instead of 50-149) and crosses dice out with a
+thin pen (X stroke at most 0.35 mm instead of 0.3-0.6 mm, which hides a small
+digit under it). The difference from the benchmark's figures is what thin
+strokes and thick crosses cost (benchmarks/README.md). Until handwriting
+version 2 (``digitise.sheet.handwriting.full_strength``) the thin pens of the
+benchmark itself broke a pale glyph into dots, and this diagnostic was how
+much that cost.
 
     .venv/bin/python benchmarks/bench_legible.py --matches 24 --skip-speed --work /tmp/e2e-legible
 

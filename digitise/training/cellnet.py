@@ -47,6 +47,7 @@ import numpy as np
 
 from digitise.errors import InputError, MissingDependencyError, OutputError
 from digitise.fileio import make_folder, write_atomic
+from digitise.sheet.handwriting import HANDWRITING_VERSION
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.vision.cellnet import (
@@ -172,7 +173,9 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     multis = chunked("fit_multi", FIT_MULTI_SEEDS, options.multi_matches, CENTRE_CHUNK, "multi")
     parts: dict[str, dict[str, CellSamples]] = {}
     for name, (seeds, key, only) in plans.items():
-        cached = {kind: options.cache / f"{name}_{kind}.npz" for kind in ("point", "centre")} if options.cache else {}
+        # Cells drawn by another version of the handwriting are other cells: never read as these.
+        cached = ({kind: options.cache / f"{name}_{kind}.ink{HANDWRITING_VERSION}.npz" for kind in ("point", "centre")}
+                  if options.cache else {})
         if cached and all(p.is_file() for p in cached.values()):
             parts[name] = {kind: _load(p) for kind, p in cached.items()}
             continue

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from digitise.errors import InputError, OutputError
+from digitise.sheet.handwriting import HANDWRITING_VERSION
 from digitise.training.celldata import CellSamples
 from digitise.training.cellnet import (
     COUNTS,
@@ -63,7 +64,7 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
     for k, part in enumerate(("fit_normal", "fit_centre", "val_normal", "val_centre")):
         for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
             s = _samples(40, shape, 10 * k + len(kind))
-            np.savez(cache / f"{part}_{kind}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+            np.savez(cache / f"{part}_{kind}.ink{HANDWRITING_VERSION}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
     out = tmp_path / "models"
     report = train_cellnets(CellNetOptions(output=out, epochs=1, cache=cache, threads=1, augment=True))
     assert set(report.figures) == {"point", "centre"}
@@ -90,7 +91,7 @@ def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(t
     for k, (part, n) in enumerate(sizes.items()):
         for kind, shape in (("point", (4, 4)), ("centre", (4, 8))):
             s = _samples(n, shape, 10 * k + len(kind))
-            np.savez(tmp_path / f"{part}_{kind}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
+            np.savez(tmp_path / f"{part}_{kind}.ink{HANDWRITING_VERSION}.npz", inputs=s.inputs, counts=s.counts, marks=s.marks, levels=s.levels)
     data = cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, centre_matches=600))
     assert len(data["fit"]["centre"]) == 7 + 3  # every centre chunk
     assert len(data["fit"]["point"]) == 5 + 7  # the point squares of the first chunk only, as shipped
