@@ -138,6 +138,24 @@ def test_scan_sample_every_turn_right_or_flagged(scans: dict[str, Scanned], whic
         assert f"digitise review {scanned.report}" in scanned.stdout
 
 
+def test_a_double_dropped_on_its_board_is_a_candidate_of_its_own(scans: dict[str, Scanned]) -> None:
+    """Bruno's redouble is dropped on the arrow board (Bres holds the 2 he wins): its candidate says so,
+    and picking it on the review page sends "double; drop", not the bare "double" the next board answers."""
+    from digitise.review.session import candidate_correction
+
+    doc = scans["alice-bruno/light"].report_doc()
+    dropped = [t for g in doc["games"] for t in g["turns"] if t["action"] == "drop"]
+    assert len(dropped) == 1
+    board = (dropped[0]["page"], dropped[0]["board"])
+    double = next(t for g in doc["games"] for t in g["turns"]
+                  if t["action"] == "double" and (t["page"], t["board"]) == board)
+    top = double["candidates"][0]
+    assert (top["action"], top["player"], top.get("answer")) == ("double", "top", "drop")
+    assert candidate_correction(top) == "double; drop"
+    others = [c for c in double["candidates"][1:] if c["action"] == "double" and "answer" not in c]
+    assert all(candidate_correction(c) == "double" for c in others)
+
+
 def test_scan_sample_light_reads_nearly_everything(scans: dict[str, Scanned]) -> None:
     """Light damage, held-out glyphs: the reader and solver get (almost) every turn without help."""
     for which in ("alice-bruno/light", "chen-dana/light"):

@@ -124,7 +124,8 @@ def candidate_correction(candidate: Mapping[str, Any]) -> str | None:
         a, b = candidate["dice"]
         text = f"{player + ' ' if player else ''}{a}{b}: {candidate.get('move') or ''}".rstrip()
     elif action == "double":
-        text = "double"
+        # Dropped on its own board: a decision of its own, apart from a double the next board answers.
+        text = "double; drop" if candidate.get("answer") == "drop" and not wins else "double"
     elif action == "resign" and wins:
         return wins
     elif action == "blank":

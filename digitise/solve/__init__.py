@@ -43,8 +43,10 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   position rests on (it is not flagged itself: correcting that board
   re-decodes it), else null;
 * ``candidates``: the best few decisions for the board with probabilities
-  among them (``action``, ``player``, ``dice``, ``move``, ``result``/``answer``
-  when they carry one) and ``reasons``: how each compares with the decision
+  among them (``action``, ``player``, ``dice``, ``move``, ``result`` when
+  they carry one, ``answer``: "take" or "drop", for a double the answer given
+  on its own board, for anything else the answer to the double of the board
+  before) and ``reasons``: how each compares with the decision
   taken, and that one with the best other, biggest factor first ("marks fit
   3.2x better/worse", "later boards fit 12x better/worse", between two moves
   "roll as written 2.0x likelier/less likely" and "4.1x likelier play" /
@@ -649,6 +651,10 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     elif "double" in kinds:
         i = summary.index("double")
         out.update(action="double", player=_side_name(summary[i + 1]))
+        # Dropped on its own board, or taken and at once conceded: else the next board answers it.
+        answered = [k for k in summary[i + 2:] if k in ("take", "drop")]
+        if answered:
+            out["answer"] = answered[0]
     elif "resign" in kinds:
         out.update(action="resign")
     elif "letters" in kinds:
@@ -656,7 +662,7 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     if "resign" in kinds:
         i = len(summary) - 1 - summary[::-1].index("resign")
         out["result"] = {"winner": _side_name(summary[i + 1]), "points": summary[i + 2]}
-    if kinds and kinds[0] in ("take", "drop"):
+    if kinds and kinds[0] in ("take", "drop") and out["action"] != "double":
         out["answer"] = kinds[0]
     return out
 

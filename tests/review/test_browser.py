@@ -142,6 +142,34 @@ def test_correct_a_flagged_turn_and_export(
         assert target.read_text(encoding="utf-8") == truth
 
 
+def test_candidates_say_how_a_double_was_answered(browser_page: Any, sample_report: Path) -> None:
+    """A double dropped on its own board, one taken there and conceded, and one the next board answers
+    are three decisions: the candidates must not all read "double"."""
+    import json
+
+    report = json.loads(sample_report.read_text(encoding="utf-8"))
+    turn = report["games"][0]["turns"][1]
+    turn["candidates"] = [
+        {"action": "double", "player": "top", "answer": "drop", "move": "", "dice": None, "probability": 0.6,
+         "reasons": ["marks fit 2.0x better"]},
+        {"action": "double", "player": "top", "move": "", "dice": None, "probability": 0.3,
+         "reasons": ["marks fit 2.0x worse"]},
+        {"action": "double", "player": "top", "answer": "take", "result": {"winner": "bottom", "points": 2},
+         "move": "", "dice": None, "probability": 0.05, "reasons": ["marks fit 12x worse"]},
+        {"action": "move", "player": "top", "answer": "take", "move": "8/3 6/4", "dice": [5, 2],
+         "probability": 0.05, "reasons": ["marks fit 12x worse"]},
+    ]
+    sample_report.write_text(json.dumps(report), encoding="utf-8")
+    page = browser_page
+    with showing_the_sample(page, sample_report):
+        texts = [t.strip() for t in page.locator("li.candidate .move").all_inner_texts()]
+        assert len(texts) == 4
+        assert texts[0].endswith("double, dropped") and texts[1].endswith("double")
+        assert "double, taken" in texts[2] and "wins 2" in texts[2]
+        assert texts[3].startswith("the double before taken; ")
+        assert len(set(texts)) == 4
+
+
 def test_keyboard_accepts_a_candidate(browser_page: Any, sample_report: Path) -> None:
     """1-9 pick a candidate, Enter accepts it (hand-made report, not re-solved)."""
     page = browser_page

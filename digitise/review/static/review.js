@@ -362,6 +362,13 @@ function candidateText(c) {
     return `${who}${sideName(loser)} resigns; ${sideName(winner)} wins ${c.result.points}`;
   }
   let text = c.action === "move" ? `${who}${(c.dice || []).join("")}: ${c.move || "(no play)"}` : `${who}${c.action}`;
+  if (c.action === "double" && c.answer) {
+    // A double dropped on its own board and one the next board answers are different decisions:
+    // without this both read "double".
+    text += c.answer === "drop" ? ", dropped" : ", taken";
+  } else if (c.answer) {
+    text = `the double before ${c.answer === "drop" ? "dropped" : "taken"}; ${text}`;
+  }
   if (winner) text += `; ${sideName(winner)} wins ${c.result.points}`;
   return text;
 }
