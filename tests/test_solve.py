@@ -809,6 +809,47 @@ def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
     assert ev.score({"B5": (1,), "B3": (6,)}) < DISPLACED
 
 
+def test_a_slip_into_the_neighbouring_square_that_spells_a_legal_play_is_a_candidate() -> None:
+    """Each move of a real match written on two adjoining point squares, read with one digit beside the
+    other (as "16" on B3 for "1" on B2 and "6" on B3): where the slip spells another legal play, the
+    true play is weighed too, and the turn is right or flagged, never wrong and sure."""
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    certain = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+    turns = _turns(solve(paginate(certain), players=match.players, length=match.length))
+    tried = 0
+    for k, board in enumerate(certain):
+        points = {n: c[0].digits for n, c in board.cells.items() if n[0] in "BW" and n[1:].isdigit()}
+        if len(board.cells) != 2 or len(points) != 2 or any(len(d) != 1 for d in points.values()):
+            continue
+        (a, da), (b, db) = sorted(points.items())
+        if a[0] != b[0] or abs(int(a[1:]) - int(b[1:])) != 1:
+            continue
+        turn = next((t for t in turns if (t["page"] - 1) * 8 + t["board"] - 1 == k and t["action"] == "move"), None)
+        if turn is None:
+            continue
+        side = Side(turn["player"])
+        before = Position.from_position_id(turn["position_before"])
+        roll = Roll(*turn["dice"])
+        slipped = {b: tuple(sorted(da + db))}
+        spelt = physical_play(before, side, roll, slipped)
+        if spelt is None or all(p.result != spelt[1].result for p in legal_plays(before, roll)) \
+                or spelt[1].result == next(p for p in legal_plays(before, roll) if str(p) == turn["move"]).result:
+            continue
+        # The reader: the two digits in one square, 0.82; the square's own digit alone, 0.11.
+        cells = {b: (CellReading(tuple(sorted(da + db)), 0.82), CellReading(db, 0.11), CellReading(da, 0.02))}
+        boards = list(certain)
+        boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
+        result = solve(paginate(boards), players=match.players, length=match.length)
+        got = next(t for t in _turns(result) if (t["page"] - 1) * 8 + t["board"] - 1 == k)
+        assert got["move"] == turn["move"] or got["flagged"], (k, got)
+        assert any(c["move"] == turn["move"] for c in got["candidates"]), (k, got["candidates"])
+        assert compare(match, result.match, result.report).silent == 0
+        tried += 1
+        if tried == 3:
+            break
+    assert tried, "no two-square move whose slip spells another legal play"
+
+
 def _first_taken_double(match: MatchRecord) -> tuple[Readings, dict[str, Any]] | None:
     readings = _certain(match)
     turns = [t for g in solve(readings, players=match.players, length=match.length).report["games"]

@@ -317,6 +317,21 @@ class BoardEvidence:
             rolls = _exact_rolls(played, unplayed)
             if rolls:
                 self.variants.append(({k: v for k, v in variant.items() if v}, rolls))
+        # The best guess with one digit moved to the point square beside it: the play such a slip
+        # hides is spelt by no reading (:data:`DISPLACED`), so it is tried on its own.
+        self.displaced: list[tuple[dict[str, tuple[int, ...]], list[Roll]]] = []
+        base_rolls = _exact_rolls([d for name, ds in base.items() if name != "centre" for d in ds],
+                                  sorted(set(base.get("centre", ()))))
+        if DISPLACED < 0.0 and base_rolls:
+            for name, digits in base.items():
+                for digit in sorted(set(digits)):
+                    for other in _NEIGHBOURS.get(name, ()):
+                        moved = dict(base)
+                        rest = list(digits)
+                        rest.remove(digit)
+                        moved[name] = tuple(rest)
+                        moved[other] = tuple(base.get(other, ())) + (digit,)
+                        self.displaced.append(({k: v for k, v in moved.items() if v}, base_rolls))
         ranked = sorted(exact, key=lambda r: (-exact[r], r.high, r.low))
         near = sorted(near, key=lambda r: (distances[r], r.high, r.low))[:14]
         if any(score > UNREADABLE_CELL for score in self._residual.values()):

@@ -664,6 +664,20 @@ class Searcher:
                     if local < floor and not results:
                         continue  # below the beam's margin whatever its priors: it would die at once
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
+            for variant, rolls in ev.displaced if thorough else ():
+                # A digit read in the square beside its own ("1" of 9/3 3/2 read in B3 with the "6"):
+                # the true play is one no reading spells, and without it the slip looks certain.
+                for roll in rolls:
+                    if opening and roll.is_double:
+                        continue
+                    play = self.legal_from_marks(state.pos, side, roll, variant)
+                    if play is False or play is None:
+                        continue
+                    cells = turn_cells(side, roll, play)
+                    local = ev.score(cells)
+                    if local < floor:
+                        continue
+                    self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
             # Every legal play of the likely rolls: when the marks spell out no good legal play
             # themselves, and for the leaders when the marks are not read cleanly (a stray or
             # displaced digit can make the true play one the marks do not spell out).
