@@ -111,7 +111,16 @@ def render(indices: Sequence[int], seed_start: int, level: str, folder: Path, dp
            jobs: int, real: Sequence[Path] = ()) -> dict[str, int]:
     """Render every match (skipping ones already there); pages per match. With ``real``, the
     index-th match is ``real[index]`` instead of a self-played one."""
+    from digitise.sheet.handwriting import HANDWRITING_VERSION
+
     folder.mkdir(parents=True, exist_ok=True)
+    # Pages drawn by another version of the handwriting are other pages: never reused as these.
+    stamp = folder / ".handwriting"
+    drawn = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
+    if drawn != str(HANDWRITING_VERSION):
+        for child in folder.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        stamp.write_text(f"{HANDWRITING_VERSION}\n", encoding="utf-8")
     tasks = [(i, seed_start, level, str(folder), dpi, fmt, str(real[i]) if real else None) for i in indices]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return dict(pool.map(_render_one, tasks))

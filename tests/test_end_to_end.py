@@ -152,8 +152,10 @@ def test_a_double_dropped_on_its_board_is_a_candidate_of_its_own(scans: dict[str
     top = double["candidates"][0]
     assert (top["action"], top["player"], top.get("answer")) == ("double", "top", "drop")
     assert candidate_correction(top) == "double; drop"
+    # Any rival double the next board would answer sends the bare "double" (a choice apart).
     others = [c for c in double["candidates"][1:] if c["action"] == "double" and "answer" not in c]
     assert all(candidate_correction(c) == "double" for c in others)
+    assert candidate_correction(top) not in {candidate_correction(c) for c in double["candidates"][1:]}
 
 
 def test_scan_sample_light_reads_nearly_everything(scans: dict[str, Scanned]) -> None:

@@ -807,6 +807,14 @@ def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
     assert EDIT + math.log(0.1364 / 0.7847) < DISPLACED < 0.0
     # Not beside: B5 is no neighbour of B3, so a "1" there is still a digit the reader missed.
     assert ev.score({"B5": (1,), "B3": (6,)}) < DISPLACED
+    # A doublet's square: 13/8(2) 8/3(2) written "55" on B8 and B3, the B8 pair read "5" there and "5"
+    # on B9, is one slip as well (counted, not just seen: B8's top reading has a 5 already), and the
+    # play it hides is among the variants read off as plays.
+    board = BoardReading(1, {"B8": (CellReading((5,), 0.9),), "B9": (CellReading((5,), 0.9),),
+                             "B3": (CellReading((5, 5), 0.9),)}, 0.0, 0.0, 0.0)
+    ev = BoardEvidence(board)
+    assert math.isclose(ev.score({"B8": (5, 5), "B3": (5, 5)}), DISPLACED, abs_tol=1e-9)
+    assert ({"B8": (5, 5), "B3": (5, 5)}, [Roll(5, 5)]) in ev.displaced
 
 
 def test_a_slip_into_the_neighbouring_square_that_spells_a_legal_play_is_a_candidate() -> None:

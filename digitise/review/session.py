@@ -119,13 +119,19 @@ def candidate_correction(candidate: Mapping[str, Any]) -> str | None:
     action = candidate.get("action")
     result = candidate.get("result") or {}
     wins = f"{result['winner']} wins {result['points']}" if result.get("winner") and result.get("points") else ""
+    answer = candidate.get("answer") if candidate.get("answer") in ("take", "drop") else None
     if action == "move" and candidate.get("dice"):
         player = candidate.get("player")
         a, b = candidate["dice"]
         text = f"{player + ' ' if player else ''}{a}{b}: {candidate.get('move') or ''}".rstrip()
+        if answer:
+            # The answer to the double before is part of the choice: "take; 52: ..." and "drop; 52: ..."
+            # (a new game opening with the same play) are two.
+            text = f"{answer}; {text}"
     elif action == "double":
-        # Dropped on its own board: a decision of its own, apart from a double the next board answers.
-        text = "double; drop" if candidate.get("answer") == "drop" and not wins else "double"
+        # Answered on its own board ("double; drop"): a decision of its own, apart from a double the
+        # next board answers. Taken and at once conceded, the result says it all.
+        text = f"double; {answer}" if answer and not wins else "double"
     elif action == "resign" and wins:
         return wins
     elif action == "blank":

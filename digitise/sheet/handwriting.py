@@ -145,6 +145,11 @@ HANDWRITING_VERSION = 2
 
 #: Share of a glyph's ink pixels at full ink once its strokes are brought to a pen's strength.
 CORE_SHARE = 0.10
+#: A glyph's grey above this is ink (below: the anti-aliased fringe and background).
+GLYPH_INK = 40
+#: Most a glyph is strengthened: a pale glyph of digits.png needs at most 1.72x; more would turn a
+#: glyph source's faint fringe into strokes.
+MOST_STRENGTH = 2.0
 
 
 def full_strength(glyph: np.ndarray) -> np.ndarray:
@@ -156,19 +161,19 @@ def full_strength(glyph: np.ndarray) -> np.ndarray:
     the darkest spots of it, a digit drawn as a few dots beside a whole one.
     Scaled to full strength first, a thin pen draws such a glyph thin and whole.
     """
-    ink = glyph[glyph > 40]
+    ink = glyph[glyph > GLYPH_INK]
     if ink.size == 0:
         return glyph
     core = float(np.percentile(ink, 100.0 * (1.0 - CORE_SHARE)))
     if core >= 255.0:
         return glyph
-    return cv2.convertScaleAbs(glyph, alpha=255.0 / max(core, 1.0))
+    return cv2.convertScaleAbs(glyph, alpha=min(255.0 / core, MOST_STRENGTH))
 
 
 def _crop_ink(image: np.ndarray) -> np.ndarray | None:
     if image.ndim == 3:
         image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    ys, xs = np.nonzero(image > 40)
+    ys, xs = np.nonzero(image > GLYPH_INK)
     if ys.size < 4:
         return None
     y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1

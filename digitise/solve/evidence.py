@@ -232,11 +232,13 @@ class BoardEvidence:
         if DISPLACED < 0.0:
             # One digit the reader saw in the neighbouring square instead, when that fits better.
             for name, digits in cells.items():
-                for digit in set(digits):
-                    if digit in self.top(name):
+                for digit in sorted(set(digits)):
+                    # Counted, not just present: a doublet's "55" read "5" here and "5" next door
+                    # is one slip too.
+                    if digits.count(digit) <= self.top(name).count(digit):
                         continue
                     for other in _NEIGHBOURS.get(name, ()):
-                        if digit not in self.top(other):
+                        if self.top(other).count(digit) <= cells.get(other, ()).count(digit):
                             continue
                         moved = dict(cells)
                         rest = list(digits)

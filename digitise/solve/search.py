@@ -675,7 +675,7 @@ class Searcher:
                         continue
                     cells = turn_cells(side, roll, play)
                     local = ev.score(cells)
-                    if local < floor:
+                    if local < floor and not results:
                         continue
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev, results, options)
             # Every legal play of the likely rolls: when the marks spell out no good legal play

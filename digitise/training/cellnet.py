@@ -144,8 +144,9 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     for what, count, first, next_what, limit in ranges:
         if first + count > limit:
             raise InputError(f"at most {limit - first} {what} matches (seeds {first} up, below the {next_what} {limit})")
-    # A cache file's name says which seeds it holds, so a cache made for other counts is never
-    # read as this one: the default validation sets under the names they always had.
+    # A cache file's name says which seeds it holds (and, below, which handwriting drew them), so a
+    # cache made for other counts is never read as this one: the default validation sets are named
+    # without their seed range.
     val_normal, val_centre = "val_normal", "val_centre"
     if options.val_matches[0] != VAL_MATCHES[0]:
         val_normal += f"-{VAL_SEEDS + options.val_matches[0]}"
@@ -155,8 +156,8 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         val_normal: (range(VAL_SEEDS, VAL_SEEDS + options.val_matches[0]), "val", None),
         val_centre: (range(VAL_CENTRE_SEEDS, VAL_CENTRE_SEEDS + options.val_matches[1]), "val", "centre"),
     }
-    # Whole, centre-only and many-digit matches in chunks, each cached on its own (the first under the
-    # name it always had), so that asking for more matches generates only the new ones.
+    # Whole, centre-only and many-digit matches in chunks, each cached on its own (the first named
+    # without its seed range), so that asking for more matches generates only the new ones.
     def chunked(base: str, first: int, count: int, size: int, only: str | None) -> list[str]:
         names = []
         for start in range(first, first + count, size):
@@ -503,6 +504,7 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                 "val_matches": list(options.val_matches), "epochs": options.epochs,
                 "centre_epochs": options.centre_epochs, "seed": options.seed, "augment": options.augment,
                 "elastic": options.elastic, "second": options.second,
+                "handwriting_version": HANDWRITING_VERSION,
             },
             "figures": figures[kind],
         }

@@ -477,3 +477,28 @@ def test_one_turns_correction_keeps_the_boards_other_turn() -> None:
     assert with_other_turns("double; drop", "cube", board) == "double; drop"
     assert with_other_turns("resign 1", "resign", [{"action": "double", "player": "top"},
                                                    {"action": "take", "player": "bottom"}]) == "double; take; resign 1"
+
+
+@pytest.mark.parametrize(("candidate", "correction"), [
+    ({"action": "move", "player": "top", "dice": [5, 2], "move": "8/3 6/4"}, "top 52: 8/3 6/4"),
+    # The answer to the double of the board before is part of the choice.
+    ({"action": "move", "player": "top", "dice": [5, 2], "move": "8/3 6/4", "answer": "take"}, "take; top 52: 8/3 6/4"),
+    ({"action": "move", "player": "bottom", "dice": [3, 1], "move": "8/5 6/5", "answer": "drop"},
+     "drop; bottom 31: 8/5 6/5"),
+    ({"action": "move", "player": "top", "dice": [6, 3], "move": ""}, "top 63:"),
+    # A double answered on its own board, one the next board answers, one taken and at once conceded.
+    ({"action": "double", "player": "top", "answer": "drop"}, "double; drop"),
+    ({"action": "double", "player": "top"}, "double"),
+    ({"action": "double", "player": "top", "answer": "take", "result": {"winner": "bottom", "points": 2}},
+     "double; bottom wins 2"),
+    ({"action": "resign", "result": {"winner": "bottom", "points": 1}}, "bottom wins 1"),
+    ({"action": "blank"}, "blank"),
+    ({"action": "letters"}, None),
+])
+def test_each_candidate_sends_the_correction_that_forces_it(candidate: dict[str, object], correction: str | None) -> None:
+    from digitise.review.session import candidate_correction
+    from digitise.solve import parse_correction
+
+    assert candidate_correction(candidate) == correction
+    if correction is not None:
+        parse_correction(correction)  # the solver's correction language takes it
