@@ -46,6 +46,19 @@ _NEIGHBOURS = {f"{row}{i}": tuple(f"{row}{j}" for j in (i - 1, i + 1) if 1 <= j 
 Cells = Mapping[str, tuple[int, ...]]
 
 
+def _slipped(cells: Cells, name: str, digit: int, other: str) -> dict[str, tuple[int, ...]]:
+    """``cells`` with one ``digit`` of square ``name`` written in square ``other`` instead."""
+    moved = dict(cells)
+    rest = list(cells[name])
+    rest.remove(digit)
+    if rest:
+        moved[name] = tuple(rest)
+    else:
+        del moved[name]
+    moved[other] = tuple(cells.get(other, ())) + (digit,)
+    return moved
+
+
 def _unmatched(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[list[int], int]:
     """The digits of ``a`` that ``b`` lacks, and how many digits of ``b`` are not in ``a`` (as multisets)."""
     rest = list(a)
@@ -240,15 +253,7 @@ class BoardEvidence:
                     for other in _NEIGHBOURS.get(name, ()):
                         if self.top(other).count(digit) <= cells.get(other, ()).count(digit):
                             continue
-                        moved = dict(cells)
-                        rest = list(digits)
-                        rest.remove(digit)
-                        if rest:
-                            moved[name] = tuple(rest)
-                        else:
-                            del moved[name]
-                        moved[other] = tuple(cells.get(other, ())) + (digit,)
-                        total = max(total, self._plain(moved) + DISPLACED)
+                        total = max(total, self._plain(_slipped(cells, name, digit, other)) + DISPLACED)
         total += self.crossed_yes if "centre" in cells else self.crossed_no
         total += self.arrow_yes if arrow else self.arrow_no
         return total + self.letters_no
@@ -328,11 +333,7 @@ class BoardEvidence:
             for name, digits in base.items():
                 for digit in sorted(set(digits)):
                     for other in _NEIGHBOURS.get(name, ()):
-                        moved = dict(base)
-                        rest = list(digits)
-                        rest.remove(digit)
-                        moved[name] = tuple(rest)
-                        moved[other] = tuple(base.get(other, ())) + (digit,)
+                        moved = _slipped(base, name, digit, other)
                         self.displaced.append(({k: v for k, v in moved.items() if v}, base_rolls))
         ranked = sorted(exact, key=lambda r: (-exact[r], r.high, r.low))
         near = sorted(near, key=lambda r: (distances[r], r.high, r.low))[:14]
