@@ -809,3 +809,44 @@ def test_devices_and_pipes(tmp_path: Path) -> None:
         writer.join()
         os.close(read_end)
     assert isinstance(page, PageImage) and np.array_equal(page.image, _page())
+
+
+def _note_like(paper: int = 235, line: int = 120, ink: int = 40) -> np.ndarray:
+    """A page-sized picture with ruled lines and a few dark strokes on paper."""
+    image = np.full((900, 640, 3), paper, np.uint8)
+    for y in range(100, 800, 60):
+        cv2.line(image, (60, y), (580, y), (line, line, line), 2)
+    for x in range(60, 600, 40):
+        cv2.line(image, (x, 100), (x, 760), (line, line, line), 2)
+    cv2.putText(image, "5 3 6", (120, 170), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (ink, ink // 2, 0), 3)
+    return image
+
+
+def test_a_good_page_and_a_blank_one_are_not_levelled() -> None:
+    assert images.level_faint(_note_like()) is None
+    grain = np.random.default_rng(3).integers(238, 246, (900, 640), dtype=np.uint8)
+    assert images.level_faint(grain) is None  # blank: levelling would make marks of its grain
+
+
+def test_a_washed_out_page_is_levelled_to_a_good_scans_levels() -> None:
+    good = _note_like()
+    faded = np.clip(good.astype(np.float32) * 0.2 + 190.0, 0, 255).astype(np.uint8)
+    darkest, paper = images.page_levels(faded)
+    assert 1.0 - darkest / paper < images.FAINT_PAGE
+    levelled = images.level_faint(faded)
+    assert levelled is not None and levelled.shape == faded.shape and levelled.dtype == np.uint8
+    darkest, paper = images.page_levels(levelled)
+    assert abs(paper - images.LEVELLED_PAPER) <= 2 and abs(darkest - images.LEVELLED_DARKEST) <= 8
+    # One map for every channel, and it keeps the order of grey levels: ink stays darker than lines,
+    # lines than paper, and blue ink stays blue.
+    ink, line, blank = levelled[150, 130], levelled[100, 300], levelled[50, 50]
+    assert int(ink[0]) > int(ink[2]) and int(line[0]) < int(blank[0])
+
+
+def test_a_washed_out_file_is_levelled_when_loaded(tmp_path: Path) -> None:
+    faded = np.clip(_note_like().astype(np.float32) * 0.2 + 190.0, 0, 255).astype(np.uint8)
+    cv2.imwrite(str(tmp_path / "faded.png"), faded)
+    (page,) = load_pages(tmp_path / "faded.png")
+    assert isinstance(page, PageImage)
+    assert not np.array_equal(page.image, faded)
+    assert 1.0 - np.divide(*images.page_levels(page.image)) > images.FAINT_PAGE
