@@ -195,11 +195,31 @@ def _ocr_stack(images: Sequence[tuple[int, str, np.ndarray]]) -> dict[tuple[int,
                 break
     out: dict[tuple[int, str], Any] = {}
     for key, found in words.items():
+        if key[1] in NAME_FIELDS:
+            found = [(left, name, conf) for left, text, conf in found if (name := _name_word(text))]
         if found:
             found.sort()
             out[key] = {"value": " ".join(w for _, w, _ in found),
                         "confidence": round(sum(c for _, _, c in found) / len(found) / 100.0, 3)}
     return out
+
+
+#: The text fields that hold a player's name.
+NAME_FIELDS = frozenset({"player_top", "player_bottom"})
+#: What may end a name (a closing bracket of "(NL)", the point of "Jr."): other marks at either end
+#: of a word are the field's edge, a shadow's or a fold's line, or a speck read as "|", "'" or "-".
+_NAME_ENDS = ")."
+
+
+def _name_word(text: str) -> str:
+    """One word OCR read in a name field, without stray marks at its ends; empty when it holds no letter or digit."""
+    start, end = 0, len(text)
+    while start < end and not text[start].isalnum() and text[start] != "(":
+        start += 1
+    while end > start and not text[end - 1].isalnum() and not (text[end - 1] in _NAME_ENDS and end - 1 > start):
+        end -= 1
+    word = text[start:end]
+    return word if any(ch.isalnum() for ch in word) else ""
 
 
 @contextlib.contextmanager

@@ -239,3 +239,27 @@ def test_a_matchs_fields_are_read_from_its_first_written_headers_only(a4: Templa
     assert ["event" in p.header for p in outcome.readings.pages] == [False] + [True] * read_mod.HEADER_PAGES + [False] * 2
     # Every page still says how it was found.
     assert all(p.header["method"]["value"] == "markers" for p in outcome.readings.pages)
+
+
+@pytest.mark.parametrize(("word", "kept"), [
+    ("|", ""), ("-", ""), ("‘Bruno", "Bruno"), ("Alice’", "Alice"), ("|Kato|", "Kato"), ("Me:", "Me"),
+    ("Jean-Luc", "Jean-Luc"), ("O'Neil", "O'Neil"), ("Jr.", "Jr."), ("(NL)", "(NL)"), ("1st", "1st"),
+])
+def test_stray_marks_at_a_name_words_ends_are_dropped(word: str, kept: str) -> None:
+    assert header._name_word(word) == kept
+
+
+def test_a_name_field_loses_a_stray_bar_and_a_date_keeps_its_slashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shadow's edge across the name field of a phone photo was read as a word "|": the player was
+    named "Alice |" in the .mat. Words of a name field without a letter or digit are dropped."""
+    field = _field("X")
+    first, second = 24 + 10, 24 + field.shape[0] + 24 + 10  # a line inside each stacked field's band
+
+    def fake(image: np.ndarray, config: str) -> dict[str, list[Any]]:
+        return {"text": ["Alice", "|", "12", "/", "5"], "conf": [90, 40, 90, 60, 90],
+                "top": [first, first, second, second, second], "height": [40] * 5, "left": [10, 200, 10, 80, 120]}
+
+    monkeypatch.setattr(header, "_tesseract", fake)
+    out = ocr_fields([("player_bottom", field), ("date", field)])
+    assert out["player_bottom"]["value"] == "Alice" and out["player_bottom"]["confidence"] == 0.9
+    assert out["date"]["value"] == "12 / 5"
