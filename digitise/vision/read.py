@@ -216,7 +216,9 @@ def locate(
         raise _not_a_note(small, page.source, page.number)
     chosen, fit, per_board = fitted
     if fit.px_per_mm < MIN_PX_PER_MM * factor:
-        raise PageError(f"the note is too small to read ({fit.px_per_mm / factor:.1f} px per mm)", page.source, where)
+        scale = fit.px_per_mm / factor
+        raise PageError(f"the note is too small to read ({scale:.1f} px per mm, about {scale * 25.4:.0f} dpi): "
+                        f"scan it at 150 dpi or more", page.source, where)
     boards: list[BoardFit] = []
     outside: list[int] = []
     missing: list[int] = []

@@ -336,3 +336,9 @@ def test_a_washed_out_page_reads_as_the_good_one(tmp_path: Path, contrast: float
                 for page in outcome.readings.pages for board in page.boards]
 
     assert tops(washed) == tops(good)
+
+
+def test_a_page_scanned_too_coarsely_is_refused_with_the_resolution_to_use(a4: Template) -> None:
+    sheet = make_sheet(a4, dpi=90)
+    with pytest.raises(PageError, match=r"too small to read \(3\.[0-9] px per mm, about 9[0-9] dpi\): scan it at 150 dpi"):
+        read_page(PageImage("coarse.png", 1, sheet.image), [a4], header=False)
