@@ -695,6 +695,27 @@ def test_a_name_read_with_a_colon_does_not_cost_the_match_its_file() -> None:
     assert "Karl : 0" in format_mat(result.match, fill_gaps=True)
 
 
+@pytest.mark.parametrize(("lengths", "noted"), [
+    ([("3", 0.96), ("3", 0.9)], False),
+    ([("2", 0.08)], True),  # a curled photo's header: "3" read "2" at 0.08, written without a word
+    ([("3", 0.9), ("5", 0.85), ("3", 0.2)], True),  # the pages disagree
+])
+def test_a_match_length_the_headers_give_unsurely_is_written_with_a_note(lengths: list[tuple[str, float]],
+                                                                          noted: bool) -> None:
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    pages = _certain(match).pages[:len(lengths)]
+    readings = Readings(tuple(PageReading(p.source, p.page, p.boards, {"match_length": {"value": v, "confidence": c}})
+                              for p, (v, c) in zip(pages, lengths, strict=True)))
+    result = solve(readings, players=match.players)
+    assert result.match.length == int(lengths[0][0])
+    notes = [n for n in result.report["notes"] if n.startswith("match length")]
+    assert bool(notes) is noted, notes
+    if noted:
+        assert f"read as {lengths[0][0]} from the page headers, but not surely" in notes[0]
+    # Given on the command line, the length is the user's: no note.
+    assert not [n for n in solve(readings, players=match.players, length=3).report["notes"] if n.startswith("match")]
+
+
 DATA = Path(__file__).parent / "data"
 
 

@@ -173,6 +173,9 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
         length = header.get("length", 0)
         if "length" not in header:
             notes.append(LENGTH_UNKNOWN)
+        elif header["length_support"] < LENGTH_SURE or header["length_share"] < LENGTH_AGREED:
+            notes.append(LENGTH_UNSURE.format(length=length, support=header["length_support"],
+                                              share=header["length_share"]))
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
         if "one_player" in header:
@@ -336,6 +339,15 @@ class _GapMarks:
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
 LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited)"
+#: A length the headers give with less confidence than this in all (summed over pages), or with less
+#: than this share of it against other lengths read, is written with a note: a wrong length is no
+#: turn's error, but it changes the match (its end, the Crawford game) and nothing else would show it.
+#: The 384 matches of the saved end-to-end sets read their length right with at least 1.0 and 0.71; a
+#: curled photo's header read "2" for "3" at 0.08 and went through without a word.
+LENGTH_SURE = 0.5
+LENGTH_AGREED = 0.6
+LENGTH_UNSURE = ("match length: read as {length} from the page headers, but not surely (confidence {support:.2f}, "
+                 "{share:.0%} of what was read): check it, or give the length (--length)")
 PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
                    f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
@@ -481,7 +493,8 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
 
 
 def _header(readings: Readings) -> dict[str, Any]:
-    """Match length and player names, when the page headers give them.
+    """Match length and player names, when the page headers give them (with the length, how surely:
+    ``length_support``, its summed confidence, and ``length_share``, its share of all lengths read).
 
     Every page's header votes, weighted by the reader's confidence: one
     misread header (a "3" read as "75") must not outvote the other pages.
@@ -537,6 +550,10 @@ def _header(readings: Readings) -> dict[str, Any]:
         if tally and max(tally.values()) > 0.0:
             # Highest total confidence; ties broken by value so the choice is deterministic.
             found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
+    if "length" in found:
+        support = votes["length"][found["length"]]
+        found["length_support"] = round(support, 4)
+        found["length_share"] = round(support / sum(votes["length"].values()), 4)
     if "players" not in found and not alike and ("bottom" in found or "top" in found):
         # No page names both players: the name that was read is kept, a placeholder stands for the other.
         names = (found.get("bottom", DEFAULT_PLAYERS[0]), found.get("top", DEFAULT_PLAYERS[1]))
