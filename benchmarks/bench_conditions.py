@@ -62,6 +62,37 @@ def _on_a_table(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
                                borderValue=(40, 45, 50))
 
 
+def _at_an_angle(narrowing: float) -> Condition:
+    """A phone held at an angle: the page's far edge ``narrowing`` times as wide as its near one."""
+    def change(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
+        h, w = image.shape[:2]
+        inset = w * (1.0 - narrowing) / 2
+        page = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+        seen = np.float32([[inset, h * 0.08], [w - inset, h * 0.08], [w, h], [0, h]])
+        return cv2.warpPerspective(image, cv2.getPerspectiveTransform(page, seen), (w, h), flags=cv2.INTER_AREA,
+                                   borderValue=(40, 45, 50))
+    return change
+
+
+def _curled(amplitude: float) -> Condition:
+    """A page not lying flat: rows bowed by ``amplitude`` of the height, columns by half as much of the width."""
+    def change(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
+        h, w = image.shape[:2]
+        xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+        map_y = ys + np.float32(amplitude * h) * np.sin(np.float32(np.pi) * xs / w)
+        map_x = xs + np.float32(amplitude * 0.5 * w) * np.sin(np.float32(np.pi) * ys / h)
+        return cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR, borderValue=(255, 255, 255))
+    return change
+
+
+def _moved(mm: float) -> Condition:
+    """Motion blur: the camera moved ``mm`` sideways while the picture was taken."""
+    def change(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
+        length = max(1, round(mm * PX_PER_MM))
+        return cv2.blur(image, (length, 1))
+    return change
+
+
 def _blurred(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
     return cv2.GaussianBlur(image, (0, 0), 0.2 * PX_PER_MM)
 
@@ -84,6 +115,12 @@ CONDITIONS: tuple[tuple[str, Condition, int], ...] = (
     ("a shadow over half the page (x0.45)", _shadow_half, 90),
     ("light falling off across the page (1 -> 0.4)", _light_falling_off, 90),
     ("photo on a table, in perspective", _on_a_table, 90),
+    ("photo at an angle: far edge 70 % as wide", _at_an_angle(0.7), 90),
+    ("photo at an angle: far edge 50 % as wide", _at_an_angle(0.5), 90),
+    ("curled page: bowed by 1 % of its height", _curled(0.01), 90),
+    ("curled page: bowed by 2 % of its height", _curled(0.02), 90),
+    ("camera shake: moved 0.5 mm", _moved(0.5), 90),
+    ("camera shake: moved 1 mm", _moved(1.0), 90),
     ("JPEG quality 15", lambda image, _: image, 15),
     ("blurred (0.2 mm)", _blurred, 90),
     ("grain (sigma 25 levels)", _grain, 90),

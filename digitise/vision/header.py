@@ -18,7 +18,7 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,15 +75,19 @@ def _field_ink(grey: np.ndarray, homography: np.ndarray, rect: Any, px_per_mm: f
 
 
 def number_fields(image: np.ndarray, homography: np.ndarray, template: Template, reader: Any,
-                  names: Sequence[str] = NUMBER_FIELDS) -> dict[str, Any]:
-    """The digit fields ``names`` (match length, page number) read by the cell reader, only those with writing."""
+                  names: Sequence[str] = NUMBER_FIELDS, *,
+                  per_field: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """The digit fields ``names`` (match length, page number) read by the cell reader, only those with writing.
+
+    ``per_field``: a homography of its own for some fields (where the page lies otherwise than fitted).
+    """
     fields: dict[str, Any] = {}
     jobs = []
     for name in names:
         rect = template.fields.get(name)
         if rect is None:
             continue
-        ink = _field_ink(image, homography, rect)
+        ink = _field_ink(image, (per_field or {}).get(name, homography), rect)
         if ink_amount(ink) >= FIELD_INK_MM2:
             jobs.append((name, ink))
     if jobs:
@@ -98,20 +102,22 @@ def number_fields(image: np.ndarray, homography: np.ndarray, template: Template,
     return fields
 
 
-def text_field_images(image: np.ndarray, homography: np.ndarray, template: Template) -> list[tuple[str, np.ndarray]]:
+def text_field_images(image: np.ndarray, homography: np.ndarray, template: Template, *,
+                      per_field: Mapping[str, np.ndarray] | None = None) -> list[tuple[str, np.ndarray]]:
     """The text fields that hold writing, ready for :func:`ocr_pages`: (name, uint8 grey image).
 
     Each is the field's handwriting alone (see :func:`~digitise.vision.ink.extract_ink`), dark on
     white at OCR_PX_PER_MM, cut to the written stretch of the box. Empty fields are left out: they
-    cost tesseract time and can only give noise.
+    cost tesseract time and can only give noise. ``per_field`` as for :func:`number_fields`.
     """
     written: list[tuple[str, np.ndarray]] = []
     for name in TEXT_FIELDS:
         rect = template.fields.get(name)
         if rect is None:
             continue
+        placed = (per_field or {}).get(name, homography)
         # Whether anything is written is seen at a coarser scale: a quarter of the pixels.
-        ink = _field_ink(image, homography, rect, CHECK_PX_PER_MM)
+        ink = _field_ink(image, placed, rect, CHECK_PX_PER_MM)
         if ink_amount(ink, CHECK_PX_PER_MM) < FIELD_INK_MM2:
             continue
         # Only the written stretch of the box goes to tesseract (plus some paper either side): its
@@ -122,7 +128,7 @@ def text_field_images(image: np.ndarray, homography: np.ndarray, template: Templ
         stretch = Rect(rect.x + left, rect.y, max(right - left, 1.0), rect.h)
         # The handwriting alone, dark on white: no box lines, paper grain, shadow or show-through
         # for tesseract to take for letters.
-        clean = _field_ink(image, homography, stretch, OCR_PX_PER_MM)
+        clean = _field_ink(image, placed, stretch, OCR_PX_PER_MM)
         written.append((name, np.round(255.0 * (1.0 - clean)).astype(np.uint8)))
     return written
 

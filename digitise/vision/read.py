@@ -17,6 +17,7 @@ A page that is not a note raises :class:`~digitise.errors.PageError`;
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,7 +29,7 @@ import numpy as np
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
-from digitise.sheet.geometry import BoardGeometry, Template, load_template, template_names
+from digitise.sheet.geometry import BoardGeometry, Template, board_rect, load_template, template_names
 from digitise.vision.grid import (
     MIN_FOUND,
     REFINE_PX_PER_MM,
@@ -51,7 +52,7 @@ from digitise.vision.ink import (
     ink_amount,
     solid_share,
 )
-from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers
+from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project
 
 log = logging.getLogger(__name__)
 
@@ -379,6 +380,50 @@ def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: st
     return np.ascontiguousarray(ink[trim:height - trim, trim:width - trim])
 
 
+#: A header field is cut where the top boards' lines show the page really lies, when that is further
+#: than this (mm) from where the page fit puts it: a bowed page in a photo (the fit is right at the
+#: markers, in the corners, and the header lies between them). Flat pages are cut as fitted.
+HEADER_SHIFT_MM = 0.5
+#: The top boards' line crossings within this (mm) of a field, along the page, give its shift.
+HEADER_SHIFT_REACH_MM = 15.0
+
+
+def header_homographies(fit: PageFit, boards: Sequence[BoardFit], template: Template) -> dict[str, np.ndarray]:
+    """Page mm -> image px for the header fields the page fit misplaces, moved as the top boards' lines are.
+
+    The fields sit just above the top row of boards, whose top line is
+    measured crossing by crossing (:func:`~digitise.vision.grid.refine_board`).
+    Where those crossings lie more than :data:`HEADER_SHIFT_MM` from where
+    the page fit puts them, the fields above them are moved as much. A
+    curled page had its match length read from the field's edge ("3" as
+    "2" at 0.08): only fields that need it are returned.
+    """
+    rects = {b.index: board_rect(b) for b in template.boards}
+    top = min(r.y for r in rects.values())
+    shifts: list[tuple[float, np.ndarray]] = []
+    for bfit in boards:
+        board = template.board(bfit.index)
+        if rects[bfit.index].y > top + 1.0:
+            continue
+        lines = board_lines(board)
+        where = np.array([[x, lines.ys[0]] for x in lines.xs])
+        measured = np.asarray(bfit.measured[0], bool)
+        moved = bfit.crossings[0] - project(fit.homography, where)
+        shifts += [(float(x), d) for x, d, m in zip(lines.xs, moved, measured, strict=True) if m]
+    out: dict[str, np.ndarray] = {}
+    if not shifts:
+        return out
+    xs = np.array([x for x, _ in shifts])
+    for name, rect in template.fields.items():
+        near = (xs >= rect.x - HEADER_SHIFT_REACH_MM) & (xs <= rect.right + HEADER_SHIFT_REACH_MM)
+        if not near.any():
+            near = np.abs(xs - (rect.x + rect.w / 2)) == np.abs(xs - (rect.x + rect.w / 2)).min()
+        dx, dy = np.median(np.array([d for (_, d), n in zip(shifts, near, strict=True) if n]), axis=0)
+        if math.hypot(dx, dy) / fit.px_per_mm > HEADER_SHIFT_MM:
+            out[name] = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]]) @ fit.homography
+    return out
+
+
 def analyse_page(
     page: PageImage,
     template: Template | Sequence[Template],
@@ -467,9 +512,10 @@ def analyse_page(
     if header:
         from digitise.vision.header import NUMBER_FIELDS, number_fields, ocr_fields, text_field_images
 
+        moved = header_homographies(fit, boards, template)
         fields.update(number_fields(image, fit.homography, template, reader,
-                                    NUMBER_FIELDS if match_fields else ("page",)))
-        pending = tuple(text_field_images(image, fit.homography, template)) if match_fields else ()
+                                    NUMBER_FIELDS if match_fields else ("page",), per_field=moved))
+        pending = tuple(text_field_images(image, fit.homography, template, per_field=moved)) if match_fields else ()
         if not defer_text:
             fields.update(ocr_fields(pending))
             pending = ()

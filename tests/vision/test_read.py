@@ -18,7 +18,15 @@ from digitise.sheet.geometry import Template, load_template
 from digitise.vision import header
 from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage
-from digitise.vision.read import ReadOutcome, analyse_page, read_page, read_pages, resolve_templates
+from digitise.vision.read import (
+    ReadOutcome,
+    analyse_page,
+    header_homographies,
+    locate,
+    read_page,
+    read_pages,
+    resolve_templates,
+)
 
 from .conftest import WRITTEN, RecordingReader, make_sheet
 
@@ -342,3 +350,28 @@ def test_a_page_scanned_too_coarsely_is_refused_with_the_resolution_to_use(a4: T
     sheet = make_sheet(a4, dpi=90)
     with pytest.raises(PageError, match=r"too small to read \(3\.[0-9] px per mm, about 9[0-9] dpi\): scan it at 150 dpi"):
         read_page(PageImage("coarse.png", 1, sheet.image), [a4], header=False)
+
+
+def _bowed(image: np.ndarray, amplitude: float) -> np.ndarray:
+    """``image`` as a page not lying flat: rows bowed by ``amplitude`` of its height in the middle."""
+    h, w = image.shape[:2]
+    xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    map_y = ys + np.float32(amplitude * h) * np.sin(np.float32(np.pi) * xs / w)
+    map_x = xs + np.float32(amplitude * 0.5 * w) * np.sin(np.float32(np.pi) * ys / h)
+    return cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR, borderValue=(255, 255, 255))
+
+
+def test_a_bowed_pages_header_is_read_where_the_top_boards_show_it_lies() -> None:
+    """A curled page in a photo: the markers in its corners place the header 2-3 mm from where it
+    lies, and the match length was read off the field's edge ("3" as "2" at 0.08), written without a
+    word. The header fields now follow the top boards' measured lines; a flat page's are cut as fitted."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    flat = cv2.imread(str(sample))
+    templates = resolve_templates(None)
+    for image, moved in ((flat, False), (_bowed(flat, 0.015), True)):
+        page = PageImage(str(sample), 1, image)
+        fit, boards, _, _, template = locate(page, templates)
+        assert bool(header_homographies(fit, boards, template)) is moved
+        reading, _ = analyse_page(page, templates, defer_text=True)
+        assert reading.header["match_length"]["value"] == "3", reading.header
+        assert reading.header["match_length"]["confidence"] > 0.8, reading.header
