@@ -218,9 +218,10 @@ def test_a_matchs_fields_are_read_from_its_first_written_headers_only(a4: Templa
     cut: list[int] = []
     real = header.text_field_images
 
-    def spy(image: np.ndarray, homography: np.ndarray, template: Template) -> list[tuple[str, np.ndarray]]:
+    def spy(image: np.ndarray, homography: np.ndarray, template: Template,
+            **kwargs: Any) -> list[tuple[str, np.ndarray]]:
         cut.append(1)
-        return real(image, homography, template)
+        return real(image, homography, template, **kwargs)
 
     monkeypatch.setattr(header, "text_field_images", spy)
     monkeypatch.setattr(header, "ocr_pages", lambda pages: [{name: {"value": "X", "confidence": 1.0} for name, _ in p}
