@@ -695,6 +695,21 @@ def test_a_name_read_with_a_colon_does_not_cost_the_match_its_file() -> None:
     assert "Karl : 0" in format_mat(result.match, fill_gaps=True)
 
 
+def test_each_players_name_is_voted_for_on_its_own() -> None:
+    """Names read from three headers, each with a misread: as pairs the surest page's ("Karl", "Mel")
+    won; each side by its own votes gives Karl and Mei."""
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    read = [(("Karl", 0.9), ("Mel", 0.9)), (("Korl", 0.5), ("Mei", 0.8)), (("Karl", 0.8), ("Mei", 0.7))]
+    pages = _certain(match).pages[:3]
+    readings = Readings(tuple(
+        PageReading(p.source, p.page, p.boards, {"player_bottom": {"value": b, "confidence": cb},
+                                                 "player_top": {"value": t, "confidence": ct}})
+        for p, ((b, cb), (t, ct)) in zip(pages, read, strict=True)))
+    result = solve(readings, length=match.length)
+    assert result.match.players == ("Karl", "Mei")
+    assert not [n for n in result.report["notes"] if n.startswith("player")]
+
+
 @pytest.mark.parametrize(("lengths", "noted"), [
     ([("3", 0.96), ("3", 0.9)], False),
     ([("2", 0.08)], True),  # a curled photo's header: "3" read "2" at 0.08, written without a word
