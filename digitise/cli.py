@@ -73,6 +73,10 @@ def cli(verbose: bool) -> None:
 # call into the package, report.
 
 
+ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a header is taken as the entrant "
+               "it spells (OCR's slips forgiven), and one that spells none is noted.")
+
+
 def _players(value: str | None) -> tuple[str, str] | None:
     if value is None:
         return None
@@ -96,15 +100,17 @@ def _players(value: str | None) -> tuple[str, str] | None:
               help="Page order: as given, or by the page number written in the header.")
 @click.option("--corrections", type=click.Path(path_type=Path),
               help="Corrections saved by the review page, re-applied as hard constraints.")
+@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
-         template: str | None, order: str, corrections: Path | None, force: bool) -> None:
+         template: str | None, order: str, corrections: Path | None, roster: Path | None, force: bool) -> None:
     """Read PAGES (one match) and write its .mat, flagging unsure turns."""
-    from digitise.pipeline import ScanOptions
+    from digitise.pipeline import ScanOptions, load_roster
     from digitise.pipeline import scan as run_scan
 
-    options = ScanOptions(_players(players), length, template, order, corrections, force)
+    options = ScanOptions(_players(players), length, template, order, corrections, force,
+                          roster=load_roster(roster) if roster else ())
     _tell(run_scan(list(pages), output, report, options))
 
 
@@ -158,14 +164,17 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order in each match: by file name (folder by folder), or by the page number written "
                    "in the header.")
+@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
 @click.option("--force", is_flag=True,
               help="Convert again matches already done (each keeps its review's corrections file).")
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
-          order: str, force: bool) -> None:
+          order: str, roster: Path | None, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, summary_path
+    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, load_roster, summary_path
     from digitise.pipeline import batch as run_batch
+
+    entrants = load_roster(roster) if roster else ()
 
     bar = None
     terminal = is_terminal()
@@ -206,7 +215,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     try:
         with _stopped_by_sigterm():
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
-                                                                   overwrite=force), jobs=jobs, progress=progress,
+                                                                   overwrite=force, roster=entrants), jobs=jobs, progress=progress,
                                 page_progress=page_read, started=started)
     except BatchInterrupted as stop:
         if bar is not None:
@@ -471,14 +480,16 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--corrections", type=click.Path(path_type=Path),
               help="Corrections saved by the review page, applied as hard constraints.")
+@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
-                  corrections: Path | None, force: bool) -> None:
+                  corrections: Path | None, roster: Path | None, force: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
-    from digitise.pipeline import ScanOptions, solve_readings
+    from digitise.pipeline import ScanOptions, load_roster, solve_readings
 
-    options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force)
+    options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,
+                          roster=load_roster(roster) if roster else ())
     _tell(solve_readings(readings, output, report, options))
 
 

@@ -63,6 +63,8 @@ class ScanOptions:
     overwrite: bool = False
     #: A report and readings without their ``.mat`` (an earlier run stopped) may be replaced (batch).
     leftovers: bool = False
+    #: The tournament's entrants (``--roster``): names read from the headers are taken as the one they spell.
+    roster: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     scan_notes += page_notes(readings)
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
-                                    path=options.corrections)
+                                    path=options.corrections, roster=options.roster)
     extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
     if scan_notes:
         result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
@@ -201,6 +203,29 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
                        outcome.notices)
 
 
+def load_roster(path: str | Path) -> tuple[str, ...]:
+    """A tournament's entrants from a text file, one name a line (blank lines and ``#`` comments skipped).
+
+    Raises :class:`InputError` naming the file for one that cannot be read, holds no name, or holds
+    a name a ``.mat`` file cannot (a colon, control characters).
+    """
+    from digitise.fileio import read_text
+    from digitise.notation.mat import holds_name
+
+    names: list[str] = []
+    for number, line in enumerate(read_text(path, "a roster").splitlines(), 1):
+        name = " ".join(line.split())
+        if not name or name.startswith("#"):
+            continue
+        if not holds_name(name):
+            raise InputError(f"line {number}: a .mat file cannot hold the name {name!r} (a colon?)", Path(path))
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise InputError("no names in it: give one entrant a line", Path(path))
+    return tuple(names)
+
+
 def solve_readings(readings_path: Path, output: Path, report: Path | None, options: ScanOptions) -> ScanSummary:
     """``digitise solve``: a readings file (from ``digitise read``) solved into the ``.mat`` (and report).
 
@@ -218,7 +243,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
-                                    path=options.corrections)
+                                    path=options.corrections, roster=options.roster)
     extra: dict[str, Any] = {}
     if scan_notes:
         result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
@@ -286,6 +311,8 @@ def _write_match(result: SolveResult, output: Path, report: Path | None, options
     # The review page re-solves with these: names and length given on the command line must survive.
     report_doc["players"] = list(options.players) if options.players else None
     report_doc["length"] = options.length
+    if options.roster:
+        report_doc["roster"] = list(options.roster)
     if report is not None:
         # The review page saves the corrected match here (a batch's NAME.mat beside NAME.report.json).
         report_doc["mat"] = os.path.relpath(real_path(output), real_path(report.parent))

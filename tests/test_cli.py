@@ -432,6 +432,36 @@ def test_one_player_named_keeps_that_name_and_notes_the_placeholder(tmp_path: Pa
     assert "Lena : 0" in text and "Ravi : 0" in text
 
 
+def test_a_roster_names_the_players_the_headers_misspell(tmp_path: Path) -> None:
+    def misread(header: dict[str, Any]) -> None:
+        if "player_top" in header:
+            header["player_top"]["value"] = "Rav;"
+
+    readings = _readings_with_headers(tmp_path / "r.json", misread)
+    roster = tmp_path / "entrants.txt"
+    roster.write_text("# Club night, 27 November\nLena\nRavi\n\nKarl\n", encoding="utf-8")
+    result = run("solve", readings, "-o", tmp_path / "out.mat", "--report", tmp_path / "out.report.json",
+                 "--roster", roster)
+    assert "Lena : 0" in (tmp_path / "out.mat").read_text() and "Ravi : 0" in (tmp_path / "out.mat").read_text()
+    assert "player names" not in result.stderr
+    # The review page re-solves with the same roster.
+    assert json.loads((tmp_path / "out.report.json").read_text())["roster"] == ["Lena", "Ravi", "Karl"]
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("", "no names in it"),
+    ("# nobody yet\n", "no names in it"),
+    ("Lena\nRavi: the champion\n", "line 2: a .mat file cannot hold the name"),
+    (b"\xff\xfe", "not a roster (not UTF-8 text)"),
+])
+def test_a_bad_roster_is_bad_input(tmp_path: Path, content: str | bytes, reason: str) -> None:
+    roster = tmp_path / "entrants.txt"
+    roster.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = run("solve", READINGS, "-o", tmp_path / "out.mat", "--roster", roster)
+    assert_one_error(result, ExitCode.BAD_INPUT, "entrants.txt", reason)
+    assert not (tmp_path / "out.mat").exists()
+
+
 def test_a_symlink_loop_is_bad_input_not_a_crash(tmp_path: Path) -> None:
     loop = tmp_path / "loop.png"
     loop.symlink_to(loop)

@@ -710,6 +710,25 @@ def test_each_players_name_is_voted_for_on_its_own() -> None:
     assert not [n for n in result.report["notes"] if n.startswith("player")]
 
 
+def test_names_read_are_taken_as_the_roster_entrants_they_spell() -> None:
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    read = [(("Karl", 0.9), ("Mel", 0.9)), (("Kar!", 0.8), ("Me;", 0.8))]
+    pages = _certain(match).pages[:2]
+    readings = Readings(tuple(
+        PageReading(p.source, p.page, p.boards, {"player_bottom": {"value": b, "confidence": cb},
+                                                 "player_top": {"value": t, "confidence": ct}})
+        for p, ((b, cb), (t, ct)) in zip(pages, read, strict=True)))
+    result = solve(readings, length=match.length, roster=("Ines", "Karl", "Mei"))
+    assert result.match.players == ("Karl", "Mei")
+    assert not [n for n in result.report["notes"] if n.startswith("player")]
+    # Without the roster: as read. With one that lacks the name: as read, and noted.
+    assert solve(readings, length=match.length).match.players == ("Karl", "Mel")
+    other = solve(readings, length=match.length, roster=("Karl", "Lena"))
+    assert other.match.players == ("Karl", "Mel")
+    assert [n for n in other.report["notes"] if n.startswith("player")] == [
+        "player names: 'Mel', as read from the page headers, is no entrant of the roster: check it"]
+
+
 @pytest.mark.parametrize(("lengths", "noted"), [
     ([("3", 0.96), ("3", 0.9)], False),
     ([("2", 0.08)], True),  # a curled photo's header: "3" read "2" at 0.08, written without a word

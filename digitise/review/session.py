@@ -184,11 +184,14 @@ def default_solver(report: Mapping[str, Any]) -> Solver:
     from digitise.solve import solve
 
     told = scan_header(report)
+    entrants = report.get("roster")
+    roster = tuple(str(name) for name in entrants) if isinstance(entrants, list) else ()
 
     def run(readings: Any, corrections: Mapping[tuple[int, int], str],
             header: MatchHeader) -> tuple[Any, Mapping[str, Any]]:
         players, length = header.over(told.players, told.length)
-        result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
+        result = solve(readings, players=players, length=length, corrections=dict(corrections) or None,
+                       roster=roster)
         return result.match, result.report
 
     return run
@@ -363,7 +366,7 @@ class ReviewSession:
 
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes", "mat"):
+        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes", "mat", "roster"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
         # The scan's own notes (the page order kept) stay true whatever the corrections.

@@ -143,7 +143,8 @@ class SolveResult:
 
 def solve(readings: Readings, *, players: tuple[str, str] | None = None, length: int | None = None,
           corrections: Mapping[tuple[int, int], str] | None = None,
-          review_below: float = REVIEW_BELOW, prior: PlayPrior | None = None) -> SolveResult:
+          review_below: float = REVIEW_BELOW, prior: PlayPrior | None = None,
+          roster: Sequence[str] = ()) -> SolveResult:
     """Turn ``readings`` into the likeliest legal match and a report of how sure each turn is.
 
     ``players`` is (bottom, top); ``length`` the match length (0: unlimited).
@@ -151,7 +152,8 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     flag fewer turns at the risk of unflagged errors; see benchmarks/README.md).
     Both default to what the page headers say (names cleaned of what a ``.mat``
     cannot hold, :func:`~digitise.notation.mat.writable_name`), else
-    placeholders. Never raises on odd readings: what nothing explains is
+    placeholders; with a ``roster`` (a tournament's entrants) each name read is taken as the entrant it
+    spells (:func:`~digitise.solve.roster.roster_name`). Never raises on odd readings: what nothing explains is
     recorded as best it can be and flagged. Raises :class:`ReadingsError`
     only for a malformed correction.
     """
@@ -165,7 +167,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             places.append((number, board.index))
             evidence.append(BoardEvidence(board))
             sheets.append(page_number)
-    header = _header(readings)
+    header = _header(readings, roster)
     notes: list[str] = []
     gaps, protected, gap_notes = _page_sequence(readings)
     notes += gap_notes
@@ -184,6 +186,9 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             notes.append(PLAYERS_ONE.format(side=("bottom", "top")[missing], name=players[missing]))
         elif "players" not in header:
             notes.append(PLAYERS_ALIKE if header.get("alike") else PLAYERS_UNKNOWN)
+        if roster:
+            notes += [NOT_ON_ROSTER.format(name=name) for name in players
+                      if name not in roster and name not in DEFAULT_PLAYERS]
     forced: dict[int, Forced] = {}
     for key, text in (corrections or {}).items():
         spec = parse_correction(text, where=f"{key[0]}:{key[1]}")
@@ -353,6 +358,7 @@ PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; w
 PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
                  f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ONE = "player names: the {side} player's name was not read from any page header; written as {name}"
+NOT_ON_ROSTER = "player names: {name!r}, as read from the page headers, is no entrant of the roster: check it"
 NO_TURNS = "no move was found on these pages: is anything recorded on them?"
 NO_GAME = ("no legal game explains the marks: {boards} boards hold writing, but no move read from them can be "
            "played from the start; are these the pages of one match, in order?")
@@ -492,7 +498,7 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
     return final
 
 
-def _header(readings: Readings) -> dict[str, Any]:
+def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
     """Match length and player names, when the page headers give them (with the length, how surely:
     ``length_support``, its summed confidence, and ``length_share``, its share of all lengths read).
 
@@ -515,6 +521,8 @@ def _header(readings: Readings) -> dict[str, Any]:
     def vote_players(bottom: str, top: str, conf_bottom: float, conf_top: float) -> None:
         nonlocal alike
         pair = (writable_name(bottom), writable_name(top))
+        if roster:
+            pair = (_entrant(pair[0], roster), _entrant(pair[1], roster))
         # One name read twice is a misread header, not a match: it names neither side.
         if all(pair) and pair[0] == pair[1]:
             alike = True
@@ -561,6 +569,13 @@ def _header(readings: Readings) -> dict[str, Any]:
         found["missing"] = 1 if "bottom" in found else 0
     found["alike"] = alike
     return found
+
+
+def _entrant(name: str, roster: Sequence[str]) -> str:
+    """``name`` as the roster's entrant it spells, or as read when it spells none."""
+    from digitise.solve.roster import roster_name
+
+    return (roster_name(name, roster) or name) if name else name
 
 
 def _weight(confidence: object) -> float:

@@ -10,7 +10,7 @@ for ``digitise scan --corrections`` exactly as for the review page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,6 +144,7 @@ def solve_with_corrections(
     players: tuple[str, str] | None = None,
     length: int | None = None,
     path: str | Path | None = None,
+    roster: Sequence[str] = (),
 ) -> SolveResult:
     """Solve ``readings`` with ``corrections`` as hard constraints.
 
@@ -156,10 +157,10 @@ def solve_with_corrections(
 
     absent_boards(corrections, {(page.page, board.index) for page in readings.pages for board in page.boards},
                   path or "corrections")
-    result = solve(readings, players=players, length=length, corrections=dict(corrections) or None)
+    result = solve(readings, players=players, length=length, corrections=dict(corrections) or None, roster=roster)
     if corrections and unfitting(result.report, corrections):
         fixed = corrected_readings(readings, corrections, result.report)
-        result = solve(fixed, players=players, length=length, corrections=dict(corrections))
+        result = solve(fixed, players=players, length=length, corrections=dict(corrections), roster=roster)
     if corrections:
         check_fit(result.report, corrections, path or "corrections")
     return result
