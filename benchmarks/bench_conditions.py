@@ -121,6 +121,7 @@ CONDITIONS: tuple[tuple[str, Condition, int], ...] = (
     ("curled page: bowed by 2 % of its height", _curled(0.02), 90),
     ("camera shake: moved 0.5 mm", _moved(0.5), 90),
     ("camera shake: moved 1 mm", _moved(1.0), 90),
+    ("camera shake: moved 2 mm", _moved(2.0), 90),
     ("JPEG quality 15", lambda image, _: image, 15),
     ("blurred (0.2 mm)", _blurred, 90),
     ("grain (sigma 25 levels)", _grain, 90),
