@@ -118,12 +118,15 @@ def _detector(dictionary: str, thorough: bool) -> Any:
     return _DETECTORS[key]
 
 
-def detect_markers(grey: np.ndarray, wanted_ids: Iterable[int], dictionary: str = "DICT_4X4_50") -> tuple[FoundMarker, ...]:
+def detect_markers(grey: np.ndarray, wanted_ids: Iterable[int], dictionary: str = "DICT_4X4_50", *,
+                   repeated: set[int] | None = None) -> tuple[FoundMarker, ...]:
     """The template's markers found in ``grey`` (uint8), corners in ``grey``'s pixels.
 
     A quick pass on a reduced copy first; when it misses markers, thorough
     passes (more threshold windows, then the full size) for dim photos and
-    small or damaged markers.
+    small or damaged markers. A marker seen twice in one pass (two notes in
+    one picture) is added to ``repeated`` when that is given; the larger
+    sighting is kept.
     """
     wanted = set(wanted_ids)
     found: dict[int, FoundMarker] = {}
@@ -139,6 +142,9 @@ def detect_markers(grey: np.ndarray, wanted_ids: Iterable[int], dictionary: str 
             break
         corners, ids, _ = _detector(dictionary, thorough).detectMarkers(image)
         if ids is not None:
+            if repeated is not None:
+                seen = [int(i) for i in ids.ravel() if int(i) in wanted]
+                repeated.update(i for i in seen if seen.count(i) > 1)
             for quad, marker_id in zip(corners, ids.ravel(), strict=True):
                 mid = int(marker_id)
                 if mid not in wanted:

@@ -157,6 +157,10 @@ def _not_a_note(small: np.ndarray, path: str, number: int) -> PageError:
     return PageError(reason, path, f"page {number}")
 
 
+#: Two notes side by side or one above the other in one scan or photo: their markers are there twice.
+#: Read as one page, one of the two was read and the other lost without a word.
+TWO_NOTES = "two notes in one picture (their printed markers are there twice): scan or photograph each page on its own"
+
 #: Why a mirror-image page is refused rather than read: see :func:`_mirrored`.
 MIRRORED = "the page is mirrored (a mirror-image scan or photo): flip it and scan again"
 
@@ -182,7 +186,10 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template],
     Raises :class:`PageError` for a mirror-image page.
     """
     ids = sorted({m.id for t in templates for m in t.markers})
-    markers = detect_markers(small, ids)
+    repeated: set[int] = set()
+    markers = detect_markers(small, ids, repeated=repeated)
+    if len(repeated) >= 2:
+        raise PageError(TWO_NOTES, source, f"page {number}")
     if not markers and ids and _mirrored(small, templates, ids):
         raise PageError(MIRRORED, source, f"page {number}")
     fits = [(t, fit_markers(markers, t.markers, t.page_mm)) for t in templates]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -375,3 +376,16 @@ def test_a_bowed_pages_header_is_read_where_the_top_boards_show_it_lies() -> Non
         reading, _ = analyse_page(page, templates, defer_text=True)
         assert reading.header["match_length"]["value"] == "3", reading.header
         assert reading.header["match_length"]["confidence"] > 0.8, reading.header
+
+
+@pytest.mark.parametrize("stack", [np.hstack, np.vstack])
+def test_two_notes_in_one_picture_are_refused_not_half_read(stack: Any) -> None:
+    """Two pages on one scanner bed (or in one photo): read as one page, one note was read and the
+    other lost without a word. Their markers are there twice: the picture is refused, saying why."""
+    folder = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light"
+    first, second = (cv2.imread(str(folder / f"page-00{n}.jpg")) for n in (1, 2))
+    both = stack([first, second])
+    with pytest.raises(PageError, match="two notes in one picture .*: scan or photograph each page on its own"):
+        read_page(PageImage("two-up.jpg", 1, both), resolve_templates(None), header=False)
+    # Each alone reads.
+    assert len(read_page(PageImage("one.jpg", 1, first), resolve_templates(None), header=False).boards) == 8
