@@ -77,6 +77,12 @@ ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a h
                "it spells (OCR's slips forgiven), and one that spells none is noted.")
 
 
+def _roster(path: Path | None) -> tuple[str, ...]:
+    from digitise.pipeline import load_roster
+
+    return load_roster(path) if path else ()
+
+
 def _players(value: str | None) -> tuple[str, str] | None:
     if value is None:
         return None
@@ -106,11 +112,11 @@ def _players(value: str | None) -> tuple[str, str] | None:
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
          template: str | None, order: str, corrections: Path | None, roster: Path | None, force: bool) -> None:
     """Read PAGES (one match) and write its .mat, flagging unsure turns."""
-    from digitise.pipeline import ScanOptions, load_roster
+    from digitise.pipeline import ScanOptions
     from digitise.pipeline import scan as run_scan
 
     options = ScanOptions(_players(players), length, template, order, corrections, force,
-                          roster=load_roster(roster) if roster else ())
+                          roster=_roster(roster))
     _tell(run_scan(list(pages), output, report, options))
 
 
@@ -171,10 +177,10 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, roster: Path | None, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, load_roster, summary_path
+    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, summary_path
     from digitise.pipeline import batch as run_batch
 
-    entrants = load_roster(roster) if roster else ()
+    entrants = _roster(roster)
 
     bar = None
     terminal = is_terminal()
@@ -486,10 +492,10 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
                   corrections: Path | None, roster: Path | None, force: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
-    from digitise.pipeline import ScanOptions, load_roster, solve_readings
+    from digitise.pipeline import ScanOptions, solve_readings
 
     options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,
-                          roster=load_roster(roster) if roster else ())
+                          roster=_roster(roster))
     _tell(solve_readings(readings, output, report, options))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 from digitise.game.rules import ALL_ROLLS, Roll
 from digitise.notation.marks import NUMBER_CELLS
@@ -77,7 +77,9 @@ def _multiset_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return max(len(rest), extra)
 
 
-def _sequence_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+def edit_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Items to change, add or remove to turn sequence ``a`` into ``b`` (Levenshtein): a result
+    square's digits, a name's letters (:mod:`digitise.solve.roster`)."""
     row = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         prev, row[0] = row[0], i
@@ -89,7 +91,7 @@ def _sequence_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
 def _distance(cell: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
     # Point squares and the centre: digits in any order. Result squares: a number, so order counts.
     if cell in NUMBER_CELLS:
-        return _sequence_distance(a, b)
+        return edit_distance(a, b)
     return _multiset_distance(a, b)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from digitise.solve.evidence import edit_distance
+
 #: Letters (or digits) a read name may differ by from an entrant's, as a share of the longer name
 #: (at least one): OCR's slips, not another name ("Tomas" is not "Omar").
 NEAR = 0.34
@@ -19,16 +21,6 @@ NEAR = 0.34
 def _key(name: str) -> str:
     """``name`` as compared: letters and digits only, case folded (OCR gets case and marks wrong)."""
     return "".join(ch for ch in name.casefold() if ch.isalnum())
-
-
-def _distance(a: str, b: str) -> int:
-    """Letters to change, add or remove to turn ``a`` into ``b`` (Levenshtein)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
 
 
 def roster_name(read: str, roster: Sequence[str]) -> str | None:
@@ -44,7 +36,7 @@ def roster_name(read: str, roster: Sequence[str]) -> str | None:
     key = _key(read)
     if not key:
         return None
-    scored = sorted((_distance(key, _key(name)), name) for name in roster if _key(name))
+    scored = sorted((edit_distance(key, _key(name)), name) for name in roster if _key(name))
     if not scored:
         return None
     best, name = scored[0]
