@@ -514,6 +514,44 @@ def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_i
     assert compare(match, result.match, result.report).silent == 0
 
 
+def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board that fits only through a cell misread is flagged, and its game rests on it, unless no rival
+    play comes near (search.MISREAD_SURE): the solver then took the misread into account."""
+    from digitise.solve import search
+
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+    chosen = [i for i, b in enumerate(boards[2:], 2)
+              if len(b.cells) == 2 and all(len(c[0].digits) == 1 and n not in NUMBER_CELLS and n != "centre"
+                                           for n, c in b.cells.items())][:12]
+    for k in chosen:
+        board = boards[k]
+        name = min(board.cells)
+        cells = dict(board.cells)
+        # "7" is no die; what was written is the reader's second guess, 15 times less likely (a loose fit).
+        cells[name] = (CellReading((7,), 0.9), CellReading(cells[name][0].digits, 0.06))
+        boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
+
+    def misread_turns() -> tuple[list[dict[str, Any]], SolveResult]:
+        result = solve(paginate(boards), players=match.players, length=match.length)
+        turns = [t for g in result.report["games"] for t in g["turns"]]
+        return [t for t in turns if (t["page"] - 1) * 8 + t["board"] - 1 in chosen], result
+
+    turns, result = misread_turns()
+    assert compare(match, result.match, result.report).silent == 0
+    sure = [t for t in turns if t["confidence"] >= search.MISREAD_SURE]
+    unsure = [t for t in turns if t["confidence"] < search.MISREAD_SURE]
+    assert sure and unsure, "both kinds of board were read"
+    assert all("the marks fit only if a cell was misread" in t["reasons"] for t in unsure)
+    assert not any(t["reasons"] for t in sure)
+    places = [{"page": t["page"], "board": t["board"]} for t in sure]
+    assert not any(t["follows"] in places for g in result.report["games"] for t in g["turns"])
+    # Every one of them fits only through the misread: without the bar all are flagged.
+    monkeypatch.setattr(search, "MISREAD_SURE", 2.0)
+    turns, _ = misread_turns()
+    assert all("the marks fit only if a cell was misread" in t["reasons"] for t in turns)
+
+
 def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
     """Where the rest of the board and the rules pin the dice, a centre the reader could not make out is no flag."""
     if not MATCHES:

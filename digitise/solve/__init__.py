@@ -107,7 +107,6 @@ from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.search import (
     FOREIGN,
-    LOOSE_FIT,
     POOR_FIT,
     Cache,
     Event,
@@ -118,6 +117,7 @@ from digitise.solve.search import (
     best_line,
     best_path,
     confidence,
+    misread_doubt,
     rivals,
     troubled,
     weighed_alternatives,
@@ -746,7 +746,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
             reasons.append("no legal play explains the marks" if main == ["move"] or not main
                            else "the marks do not fit a double")
-        elif ev is not None and node.fit < LOOSE_FIT and "illegal move recorded" not in reasons:
+        elif ev is not None and misread_doubt(node) and "illegal move recorded" not in reasons:
             reasons.append("the marks fit only if a cell was misread")
         # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
         # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
@@ -806,7 +806,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         # illegal move, marks no legal play fits) or against the reader (a loose fit) leaves the
         # rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
-        unknown = acts and (bool(node.tags) or node.fit < LOOSE_FIT or id(node) in doubted)
+        unknown = acts and (bool(node.tags) or misread_doubt(node) or id(node) in doubted)
         for rival in rivals(node, margin):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known

@@ -72,6 +72,10 @@ POOR_FIT = -4.0
 #: overrules the reader (its best reading was at least ~12 times likelier than what was taken as
 #: written): the board is flagged and its game rests on it.
 LOOSE_FIT = -2.5
+#: ... unless the board's decision is this sure against every rival the search weighed: the solver
+#: then took the misread into account, and the turn is neither flagged for it nor the rest of its
+#: game left resting on it (see :func:`misread_doubt`).
+MISREAD_SURE = 0.9995
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
 #: How many of the best hypotheses weigh every legal play of the likely rolls (the best before a
@@ -1102,6 +1106,11 @@ def best_line(node: Node) -> list[Node]:
     while line[-1].children:
         line.append(max(line[-1].children, key=lambda c: c.best))
     return line
+
+
+def misread_doubt(node: Node) -> bool:
+    """Whether ``node``'s board is explained only against the reader (a loose fit) and not surely so."""
+    return node.fit < LOOSE_FIT and confidence(node) < MISREAD_SURE
 
 
 def confidence(node: Node) -> float:
