@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
@@ -159,8 +160,10 @@ def _some_page_read(outcome: ReadOutcome, pages: Sequence[Path]) -> ReadOutcome:
     every page's problem, so that the user does not fix them one run at a time."""
     if not outcome.readings.pages:
         if len(outcome.errors) > 1:
+            # One cause on every page (a model file missing, say) is said once, with its count.
+            counts = Counter(error.message for error in outcome.errors)
             raise InputError(f"no page could be read ({len(outcome.errors)} problems): "
-                             + "; ".join(error.message for error in outcome.errors))
+                             + "; ".join(message if n == 1 else f"{message} (x{n})" for message, n in counts.items()))
         raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
     return outcome
 

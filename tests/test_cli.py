@@ -815,6 +815,26 @@ def test_scan_of_pages_none_readable_names_every_problem(tmp_path: Path) -> None
     assert not (tmp_path / "m.mat").exists()
 
 
+def test_scan_says_a_problem_of_every_page_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cause shared by every page (the reader's model file gone) is one message with its count, not one a page."""
+    from digitise.errors import InputError
+    from digitise.vision import cells
+
+    model = tmp_path / "cellnet_point.json"
+
+    def broken_reader() -> None:
+        raise InputError("model metadata missing (run `digitise train --cellnet`)", model)
+
+    monkeypatch.setattr(cells, "default_reader", broken_reader)
+    pages = sorted((ROOT / "samples" / "alice-bruno" / "light").glob("page-*.jpg"))[:3]
+    assert len(pages) == 3
+    result = CliRunner().invoke(cli, ["scan", *map(str, pages), "-o", str(tmp_path / "m.mat")])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    expected = (f"digitise: error: no page could be read (3 problems): {model}: model metadata missing "
+                "(run `digitise train --cellnet`) (x3)")
+    assert result.output.strip().splitlines() == [expected]
+
+
 def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) -> None:
     """A match reviewed, then its corrections file spoilt by hand: the re-run names the file, not hides the match."""
     scans, out = tmp_path / "scans", tmp_path / "out"
