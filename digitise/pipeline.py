@@ -793,6 +793,9 @@ def batch(
         from digitise.vision.read import resolve_templates
 
         resolve_templates(options.template)  # a bad --template is one error, not one per match
+    from digitise.vision.cells import check_models
+
+    check_models()  # so is a broken install
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
     with _batch_lock(output_dir):

@@ -835,6 +835,24 @@ def test_scan_says_a_problem_of_every_page_once(tmp_path: Path, monkeypatch: pyt
     assert result.output.strip().splitlines() == [expected]
 
 
+def test_a_missing_model_is_one_error_before_any_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken install (a shipped model gone) stops scan and batch at once, naming the file: not one error a
+    page or a match, and never a quietly weaker reader."""
+    from digitise.vision import cells
+
+    gone = tmp_path / "models" / "cellnet_point.onnx"
+    monkeypatch.setattr(cells, "POINT_MODEL", gone)
+    scans, out = tmp_path / "scans", tmp_path / "out"
+    for name in ("m1", "m2"):
+        (scans / name).mkdir(parents=True)
+        shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / name / "page-001.jpg")
+    needle = f"{gone}: cell model not found (run `digitise train --cellnet`)"
+    assert_one_error(run("batch", scans, "-o", out, "--jobs", "1"), ExitCode.BAD_INPUT, needle)
+    assert not out.exists()  # stopped before making anything
+    assert_one_error(run("scan", scans / "m1" / "page-001.jpg", "-o", tmp_path / "m.mat"), ExitCode.BAD_INPUT, needle)
+    assert not (tmp_path / "m.mat").exists()
+
+
 def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) -> None:
     """A match reviewed, then its corrections file spoilt by hand: the re-run names the file, not hides the match."""
     scans, out = tmp_path / "scans", tmp_path / "out"

@@ -45,26 +45,29 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from digitise.errors import DigitiseError
+from digitise.errors import DigitiseError, InputError
 from digitise.notation.readings import CellReading
 from digitise.vision.cellnet import (
+    CENTRE_MODEL,
     CENTRE_SHAPE,
+    POINT_MODEL,
     POINT_SHAPE,
     CellNet,
     candidates_of,
-    cellnets_available,
     load_cellnets,
     prepare,
     split_output,
 )
 from digitise.vision.cellnet import run as run_cellnet
 from digitise.vision.classifier import (
+    DEFAULT_MODEL,
     GLYPH_SIZE,
     GlyphClassifier,
     class_indices,
     digit_probabilities,
     ink_percentile,
     load_classifier,
+    model_metadata,
     normalise_glyph,
 )
 from digitise.vision.ink import components
@@ -1053,12 +1056,29 @@ USE_CENTRE_CELLNET = True
 CENTRE_COMBINATION: Combination | None = None
 
 
+def check_models() -> None:
+    """Raise :class:`InputError` naming the first shipped model that is missing or has no readable description.
+
+    Reading checks this before its first page, so that a broken install is
+    one error, not one per page or per match, and a reader missing its
+    whole-cell models is never quietly a weaker one.
+    """
+    models = [(DEFAULT_MODEL, "glyph model", "digitise train")]
+    if USE_CELLNETS:
+        models += [(POINT_MODEL, "cell model", "digitise train --cellnet"),
+                   (CENTRE_MODEL, "cell model", "digitise train --cellnet")]
+    for path, what, command in models:
+        if not path.is_file():
+            raise InputError(f"{what} not found (run `{command}`)", path)
+        model_metadata(path, command)
+
+
 def default_reader() -> CellReader:
     """A reader on the shipped models, made once per process."""
     global _DEFAULT_READER
     if _DEFAULT_READER is None:
         nets: tuple[CellNet, CellNet | None] | None = None
-        if USE_CELLNETS and cellnets_available():
+        if USE_CELLNETS:
             point, centre = load_cellnets()
             nets = (point, centre if USE_CENTRE_CELLNET else None)
         _DEFAULT_READER = CellReader(cellnets=nets)

@@ -592,13 +592,17 @@ def read_pages(
     ``template`` is a template, a paper name or geometry file, or None to
     find the paper from each page. With ``debug_dir``, an overlay of each
     page is drawn there (replacing old ones only with ``overwrite``). Raises
-    only for a bad template, or an overlay that cannot be written. The
+    only for a bad template, a shipped model missing, or an overlay that cannot be written. The
     paths are one match: the header fields it shares (length, players,
     event...) are read from its first HEADER_PAGES pages whose header holds
     writing, every page's own number from every page. ``on_page`` is called
     after each page, read or not (a batch's progress bar).
     """
     templates = resolve_templates(template)
+    if reader is None:
+        from digitise.vision.cells import check_models
+
+        check_models()  # a broken install is one error before the first page, not one per page
     keep_freed_memory()
     pages: list[PageReading] = []
     texts: list[tuple[tuple[str, np.ndarray], ...]] = []
