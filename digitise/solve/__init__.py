@@ -803,8 +803,8 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         if node.board is None:
             continue
         # A board explained only by a repair (a missing board, an unrecorded game end, an
-        # illegal move, marks no legal play fits) or against the reader (a loose fit) leaves the
-        # rest of its game in doubt.
+        # illegal move, marks no legal play fits) or against the reader (a loose fit the solver is
+        # not sure of: misread_doubt) leaves the rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
         unknown = acts and (bool(node.tags) or misread_doubt(node) or id(node) in doubted)
         for rival in rivals(node, margin):
