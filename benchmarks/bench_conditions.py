@@ -85,11 +85,20 @@ def _curled(amplitude: float) -> Condition:
     return change
 
 
-def _moved(mm: float) -> Condition:
-    """Motion blur: the camera moved ``mm`` sideways while the picture was taken."""
+def _moved(mm: float, degrees: float = 0.0) -> Condition:
+    """Motion blur: the camera moved ``mm`` while the picture was taken, sideways or ``degrees`` from it."""
     def change(image: np.ndarray, _: np.random.Generator) -> np.ndarray:
         length = max(1, round(mm * PX_PER_MM))
-        return cv2.blur(image, (length, 1))
+        if degrees == 0.0:
+            return cv2.blur(image, (length, 1))
+        # A line of the motion's length at its angle, as a kernel (odd size, centred).
+        size = length | 1
+        kernel = np.zeros((size, size), np.float32)
+        c, s, middle = np.cos(np.deg2rad(degrees)), np.sin(np.deg2rad(degrees)), size // 2
+        half = (length - 1) / 2.0
+        cv2.line(kernel, (round(middle - c * half), round(middle - s * half)),
+                 (round(middle + c * half), round(middle + s * half)), 1.0, 1, cv2.LINE_8)
+        return cv2.filter2D(image, -1, kernel / kernel.sum())
     return change
 
 
@@ -121,7 +130,11 @@ CONDITIONS: tuple[tuple[str, Condition, int], ...] = (
     ("curled page: bowed by 2 % of its height", _curled(0.02), 90),
     ("camera shake: moved 0.5 mm", _moved(0.5), 90),
     ("camera shake: moved 1 mm", _moved(1.0), 90),
+    ("camera shake: moved 1.5 mm", _moved(1.5), 90),
     ("camera shake: moved 2 mm", _moved(2.0), 90),
+    ("camera shake: moved 1 mm up the page", _moved(1.0, 90.0), 90),
+    ("camera shake: moved 1 mm at 30 degrees", _moved(1.0, 30.0), 90),
+    ("camera shake: moved 2 mm at 45 degrees", _moved(2.0, 45.0), 90),
     ("JPEG quality 15", lambda image, _: image, 15),
     ("blurred (0.2 mm)", _blurred, 90),
     ("grain (sigma 25 levels)", _grain, 90),

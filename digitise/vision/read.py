@@ -33,14 +33,17 @@ from digitise.sheet.geometry import BoardGeometry, Template, board_rect, load_te
 from digitise.vision.grid import (
     MIN_FOUND,
     REFINE_PX_PER_MM,
+    SMEARED_LINE_BAR,
     BoardFit,
     board_inside,
     board_lines,
     cell_slot,
     darkness,
+    edge_balance,
     find_grid,
     refine_board,
     scaled_fit,
+    smear_mm,
 )
 from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory, picture_damage
 from digitise.vision.ink import (
@@ -81,6 +84,17 @@ MIN_BOARDS = 6
 #: lines only confirm the form. A blurred phone photo at heavy damage showed 5 boards' lines and
 #: read right (7 of 8 boards as written) once let through.
 MIN_BOARDS_WITH_MARKERS = 3
+#: A picture whose lines look at least this wide (mm, :func:`~digitise.vision.grid.smear_mm`) is smeared
+#: (camera shake): held still, 0.3-0.55 (300 and 150 dpi); moved 0.5 mm, 0.55; 1 mm, 1.0 (1.25-1.3 up the page);
+#: 1.5 mm, 1.55. Wider than SMEAR_AT_MOST the width is no smear's but lines not there (another form).
+SMEARED_MM = 0.7
+SMEAR_AT_MOST = 2.5
+#: ... and one smeared further than this is refused, not looked at again: 1 mm of shake reads (capture
+#: conditions benchmark), 1.5 mm, and 2 mm across the page at 45 degrees (1.55), would be read by guesswork.
+SMEAR_READABLE_MM = 1.4
+#: A picture where no note was found whose :func:`~digitise.vision.grid.edge_balance` is under this is said to be
+#: smeared: scans and photos held still are at 0.65 or more, a 0.5 mm shake at 0.3, 1 mm at 0.13.
+SMEARED_BALANCE = 0.25
 #: A page smaller than this (px per mm) cannot be read.
 MIN_PX_PER_MM = 4.0
 #: A match's own header fields (length, players, event...) are read from this many pages with a written
@@ -152,6 +166,9 @@ def _not_a_note(small: np.ndarray, path: str, number: int) -> PageError:
     dark = darkness(small)
     if float((dark > 0.25).mean()) < 0.002:
         reason = "blank page: no recording note found"
+    elif edge_balance(small) < SMEARED_BALANCE:
+        reason = ("the picture is smeared (did the camera move?): no recording note found; take it again holding "
+                  "the camera still")
     else:
         reason = "no recording note found (no markers and no grid of boards)"
     return PageError(reason, path, f"page {number}")
@@ -227,29 +244,44 @@ def locate(
         scale = fit.px_per_mm / factor
         raise PageError(f"the note is too small to read ({scale:.1f} px per mm, about {scale * 25.4:.0f} dpi): "
                         f"scan it at 150 dpi or more", page.source, where)
+    enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else MIN_BOARDS
+    boards, outside, missing = _refine_boards(small, chosen, per_board, fit.homography, factor)
+    smeared = 0.0
+    if not outside and len(chosen.boards) - len(missing) < enough:
+        # Lines too faint to find: on a picture smeared one way (camera shake) the lines across the
+        # smear are spread thin, and a lower bar finds them; a picture smeared further is refused.
+        smeared = smear_mm(boards)
+        if SMEARED_MM <= smeared <= SMEAR_READABLE_MM:
+            boards, outside, missing = _refine_boards(small, chosen, per_board, fit.homography, factor,
+                                                      bar=SMEARED_LINE_BAR)
+    if outside:
+        raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
+                        page.source, where)
+    if len(chosen.boards) - len(missing) < enough:
+        why = f"only {len(chosen.boards) - len(missing)} of {len(chosen.boards)} boards show their lines"
+        if SMEARED_MM <= smeared <= SMEAR_AT_MOST:
+            raise PageError(f"the picture is smeared by about {smeared:.1f} mm (did the camera move?): {why}; take it "
+                            "again holding the camera still", page.source, where)
+        raise PageError(f"no recording note found: {why}", page.source, where)
+    full_fit = PageFit(_scale(1.0 / factor) @ fit.homography, fit.method,
+                       tuple(FoundMarker(m.id, m.corners / factor) for m in fit.markers), fit.rotation, fit.residual_mm)
+    return full_fit, tuple(boards), small, factor, chosen
+
+
+def _refine_boards(small: np.ndarray, template: Template, per_board: dict[int, np.ndarray], homography: np.ndarray,
+                   factor: float, bar: float | None = None) -> tuple[list[BoardFit], list[int], list[int]]:
+    """Every board's lines measured: the fits (full-image px), the boards outside the image, those not found."""
     boards: list[BoardFit] = []
     outside: list[int] = []
     missing: list[int] = []
-    for board in chosen.boards:
-        start = per_board.get(board.index, fit.homography)
-        local = refine_board(small, start, board)
+    for board in template.boards:
+        local = refine_board(small, per_board.get(board.index, homography), board, bar=bar)
         if not board_inside(local.crossings, small.shape, slack=2.0):
             outside.append(board.index)
         elif local.found < MIN_FOUND:
             missing.append(board.index)
         boards.append(scaled_fit(local, 1.0 / factor))
-    if outside:
-        raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
-                        page.source, where)
-    enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else MIN_BOARDS
-    if len(chosen.boards) - len(missing) < enough:
-        raise PageError(
-            f"no recording note found: only {len(chosen.boards) - len(missing)} of {len(chosen.boards)} boards show their lines",
-            page.source, where,
-        )
-    full_fit = PageFit(_scale(1.0 / factor) @ fit.homography, fit.method,
-                       tuple(FoundMarker(m.id, m.corners / factor) for m in fit.markers), fit.rotation, fit.residual_mm)
-    return full_fit, tuple(boards), small, factor, chosen
+    return boards, outside, missing
 
 
 def presence_bar(cell: Any) -> float:
