@@ -92,8 +92,9 @@ SMEAR_AT_MOST = 2.5
 #: ... and one smeared further than this is refused, not looked at again: 1 mm of shake reads (capture
 #: conditions benchmark), 1.5 mm, and 2 mm across the page at 45 degrees (1.55), would be read by guesswork.
 SMEAR_READABLE_MM = 1.4
-#: A picture where no note was found whose :func:`~digitise.vision.grid.edge_balance` is under this is said to be
-#: smeared: scans and photos held still are at 0.65 or more, a 0.5 mm shake at 0.3, 1 mm at 0.13.
+#: A picture where no note was found whose :func:`~digitise.vision.grid.edge_balance` is under this is said to look
+#: smeared: scans and photos held still are at 0.65 or more, a 0.5 mm shake at 0.3, 1 mm at 0.13 (and an empty
+#: ruled sheet low too: the message says "if it is a note").
 SMEARED_BALANCE = 0.25
 #: A page smaller than this (px per mm) cannot be read.
 MIN_PX_PER_MM = 4.0
@@ -167,8 +168,10 @@ def _not_a_note(small: np.ndarray, path: str, number: int) -> PageError:
     if float((dark > 0.25).mean()) < 0.002:
         reason = "blank page: no recording note found"
     elif edge_balance(small) < SMEARED_BALANCE:
-        reason = ("the picture is smeared (did the camera move?): no recording note found; take it again holding "
-                  "the camera still")
+        # Said as a likelihood: a ruled sheet's edges run one way too, and it is no note at all.
+        reason = ("no recording note found (no markers and no grid of boards); its edges run almost all one way, "
+                  "as in a picture taken while the camera moved: if it is a note, take it again holding the camera "
+                  "still")
     else:
         reason = "no recording note found (no markers and no grid of boards)"
     return PageError(reason, path, f"page {number}")
