@@ -493,14 +493,13 @@ def board_inside(fit_crossings: np.ndarray, shape: Sequence[int], slack: float =
     return bool(np.all(pts[:, 0] >= -slack) and np.all(pts[:, 1] >= -slack) and np.all(pts[:, 0] <= w - 1 + slack) and np.all(pts[:, 1] <= h - 1 + slack))
 
 
-
 def line_widths(fit: BoardFit) -> tuple[float, float] | None:
     """How wide (mm) the board's vertical and horizontal lines look where they were measured, or None.
 
     Each line's width is its darkness profile's area over its peak (its
     "equivalent width"), the profile taken across the line over the
     board's inside; the median over the lines. A printed line looks 0.3-0.45
-    mm wide on a scan; a camera that moved ``L`` mm while the picture was taken
+    mm wide on a 300-dpi scan (0.5 at 150 dpi); a camera that moved ``L`` mm while the picture was taken
     spreads the lines across its motion over about ``L`` mm (the lines along
     it stay as they were), which is what makes a smeared picture's lines too
     faint to find and its digits hard to read.
@@ -540,7 +539,7 @@ def line_widths(fit: BoardFit) -> tuple[float, float] | None:
 def smear_mm(fits: Sequence[BoardFit]) -> float:
     """How far (mm) the picture looks smeared: the widest-looking lines' width, median over the boards.
 
-    About 0.3-0.45 on scans and photos held still, whatever their damage;
+    About 0.3-0.55 on scans and photos held still, whatever their damage;
     about the distance the camera moved while the picture was taken, in
     whichever direction, when it moved further than that (see :func:`line_widths`).
     """
