@@ -39,7 +39,7 @@ import numpy as np
 
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
-from digitise.vision.classifier import model_metadata, open_onnx, stretch_ink
+from digitise.vision.classifier import model_metadata, open_onnx, require_model, stretch_ink
 from digitise.vision.ink import components
 
 #: Model input of a point/off square: (height, width) px.
@@ -215,8 +215,7 @@ class OnnxCellNet:
 
     def __init__(self, model: str | Path, shape: tuple[int, int], *, batch: int = 64) -> None:
         self.path = Path(model)
-        if not self.path.is_file():
-            raise InputError("cell model not found (run `digitise train --cellnet`)", self.path)
+        require_model(self.path, "cell model", "digitise train --cellnet")
         self.shape = shape
         self.info = model_metadata(self.path, "digitise train --cellnet")
         stored = tuple(self.info.get("input_shape", shape))

@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from digitise.errors import DigitiseError, InputError
+from digitise.errors import DigitiseError
 from digitise.notation.readings import CellReading
 from digitise.vision.cellnet import (
     CENTRE_MODEL,
@@ -69,6 +69,7 @@ from digitise.vision.classifier import (
     load_classifier,
     model_metadata,
     normalise_glyph,
+    require_model,
 )
 from digitise.vision.ink import components
 
@@ -1068,8 +1069,7 @@ def check_models() -> None:
         models += [(POINT_MODEL, "cell model", "digitise train --cellnet"),
                    (CENTRE_MODEL, "cell model", "digitise train --cellnet")]
     for path, what, command in models:
-        if not path.is_file():
-            raise InputError(f"{what} not found (run `{command}`)", path)
+        require_model(path, what, command)
         model_metadata(path, command)
 
 

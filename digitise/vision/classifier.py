@@ -123,6 +123,13 @@ def normalise_glyph(ink: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
+def require_model(model: Path, what: str, train_command: str) -> None:
+    """InputError naming ``model`` (a ``what``: "glyph model", "cell model") when the file is not there, with the
+    command that makes it."""
+    if not model.is_file():
+        raise InputError(f"{what} not found (run `{train_command}`)", model)
+
+
 def model_metadata(model: Path, train_command: str = "digitise train") -> dict[str, Any]:
     """The JSON object stored beside ``model`` (same name, ``.json``); InputError naming it if missing or bad.
 
@@ -178,8 +185,7 @@ class OnnxGlyphClassifier:
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, batch: int = 256) -> None:
         self.path = Path(model)
-        if not self.path.is_file():
-            raise InputError("glyph model not found (run `digitise train`)", self.path)
+        require_model(self.path, "glyph model", "digitise train")
         self.info = read_model_info(self.path)
         if self.info.glyph_size != GLYPH_SIZE:
             raise InputError(f"model reads {self.info.glyph_size} px glyphs, this code {GLYPH_SIZE}", self.path)
