@@ -105,6 +105,7 @@ from digitise.notation.mat import parse_steps, writable_name
 from digitise.notation.readings import Readings, written_page_number
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
+from digitise.solve.roster import roster_name
 from digitise.solve.search import (
     FOREIGN,
     POOR_FIT,
@@ -573,8 +574,6 @@ def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
 
 def _entrant(name: str, roster: Sequence[str]) -> str:
     """``name`` as the roster's entrant it spells, or as read when it spells none."""
-    from digitise.solve.roster import roster_name
-
     return (roster_name(name, roster) or name) if name else name
 
 

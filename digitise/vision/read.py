@@ -459,7 +459,8 @@ def header_homographies(fit: PageFit, boards: Sequence[BoardFit], template: Temp
     for name, rect in template.fields.items():
         near = (xs >= rect.x - HEADER_SHIFT_REACH_MM) & (xs <= rect.right + HEADER_SHIFT_REACH_MM)
         if not near.any():
-            near = np.abs(xs - (rect.x + rect.w / 2)) == np.abs(xs - (rect.x + rect.w / 2)).min()
+            off = np.abs(xs - (rect.x + rect.w / 2))
+            near = off == off.min()
         dx, dy = np.median(np.array([d for (_, d), n in zip(shifts, near, strict=True) if n]), axis=0)
         if math.hypot(dx, dy) / fit.px_per_mm > HEADER_SHIFT_MM:
             out[name] = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]]) @ fit.homography
