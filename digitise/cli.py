@@ -371,7 +371,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--epochs", type=click.IntRange(1),
               help="Training epochs (default: 10; with --cellnet the point model's, 14 as shipped).")
 @click.option("--cells", type=click.IntRange(100), default=14000, show_default=True, help="Synthetic cells to draw.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=2, show_default=True, help="Processes drawing cells.")
 @click.option("--cellnet", is_flag=True,
               help="Train the whole-cell models instead (cellnet_point/centre.onnx): renders and reads synthetic pages.")
@@ -455,7 +455,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
 @click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Folder for page-001.png, page-001.truth.json, ... and match.mat.")
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter, or a geometry JSON.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same files.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: the same seed gives the same files.")
 @click.option("--degrade", type=click.Choice(["none", "light", "medium", "heavy", "photocopy"]), default="light",
               show_default=True, help="Scan damage level (see digitise/sheet/damage.py).")
 @click.option("--glyphs", type=click.Path(path_type=Path),

@@ -76,10 +76,6 @@ class PageError(InputError):
     """A page image that is not a readable recording note."""
 
 
-class IllegalPlayError(DigitiseError):
-    """A play that the rules do not allow in the given position."""
-
-
 class OptionError(DigitiseError):
     """An option that cannot be honoured on this machine (a port already in use): the fix is another value."""
 

@@ -137,7 +137,7 @@ def import_mats(paths: Sequence[str | Path], *, gnubg: str | None = None, export
                          len(jobs)) + 1
         messages = _messages_by_job(output, len(jobs))
         results = []
-        for i, (path, job) in enumerate(zip(paths, jobs)):
+        for i, (path, job) in enumerate(zip(paths, jobs, strict=True)):
             data: dict[str, Any] = {}
             out_json = Path(job["json"])
             if out_json.exists():

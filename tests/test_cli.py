@@ -318,6 +318,16 @@ def test_a_match_length_gnubg_cannot_hold_is_a_usage_error(tmp_path: Path) -> No
     assert not (tmp_path / "out.mat").exists()
 
 
+@pytest.mark.parametrize("command", ["synth", "train"])
+def test_a_negative_seed_is_a_usage_error(command: str, tmp_path: Path) -> None:
+    # NumPy refuses negative seeds: said as a usage error before any work, not an internal error.
+    args = ("synth", SAMPLE_MAT, "-o", tmp_path / "out") if command == "synth" else ("train", "-o", tmp_path / "m")
+    result = run(*args, "--seed", "-1")
+    assert result.exit_code == int(ExitCode.USAGE), result.output
+    assert "--seed" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists() and not (tmp_path / "m").exists()
+
+
 def test_a_length_and_names_read_nowhere_are_noted_and_flagged(tmp_path: Path) -> None:
     bare = _readings_with_headers(tmp_path / "bare.json", lambda header: header.clear())
     result = run("solve", bare, "-o", tmp_path / "out.mat")

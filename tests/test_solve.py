@@ -375,7 +375,7 @@ def test_a_resignation_worth_less_than_the_cube_is_read_as_a_legal_value() -> No
     for path in MATCHES:
         match = read_mat(path).match
         encoded = encode_match(match)
-        for k, board in enumerate(encoded):
+        for k, board in enumerate(encoded):  # noqa: B007 - k, the board found, is used after the loop
             game = match.games[board.game - 1]
             kinds = [game.actions[i].kind for i in board.actions]
             if kinds[-2:] == [ActionKind.DOUBLE, ActionKind.DROP] and game.actions[board.actions[-2]].cube == 4:

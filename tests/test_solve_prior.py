@@ -79,6 +79,20 @@ def test_prior_is_floored_and_dances_are_free() -> None:
     assert all(steep.log_prior(pos, roll, p) == FLOOR for p in plays[1:])
 
 
+def test_a_net_that_fails_is_said_once_and_weighs_plays_alike(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(pos: Position, roll: Roll) -> dict[str, float]:
+        raise RuntimeError("no weights")
+
+    prior = PlayPrior(broken, weight=10.0)
+    pos = Position.initial()
+    with caplog.at_level(logging.DEBUG):
+        priors = [prior.log_prior(pos, r, p) for r in ALL_ROLLS[:3] for p in legal_plays(pos, r)]
+    assert priors and all(v == 0.0 for v in priors)
+    assert prior.failures == 3  # one per (position, roll): the cache keeps the failure too
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "no weights" in warnings[0].getMessage()
+
+
 def test_without_gnubg_nn_the_prior_is_flat(monkeypatch: pytest.MonkeyPatch,
                                             caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "gnubg_nn", None)  # import now raises ImportError

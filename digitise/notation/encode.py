@@ -23,7 +23,7 @@ from digitise.game.rules import Play, Roll, is_closed_out, legal_plays
 from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks, cell_of_point, result_cell
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EncodedBoard:
     """One written board: the game it belongs to, its marks, and the actions it records.
 

@@ -544,7 +544,7 @@ def _read_games(blocks: list[_Block], length: int, log: _ProblemLog) -> tuple[tu
             lines = lines[1:]
             if players is None:
                 players = names
-                for side, name in zip(("first", "second"), names):
+                for side, name in zip(("first", "second"), names, strict=True):
                     if not name:
                         log.add(block.line + 1, f"empty {side} player name")
             elif names != players:

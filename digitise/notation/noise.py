@@ -31,7 +31,7 @@ CONFUSIONS: dict[int, tuple[int, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NoiseProfile:
     """Rates of each kind of reading error (per digit, or per board for arrows and crosses)."""
 

@@ -47,7 +47,8 @@ from digitise.review.session import ChangedElsewhere, CorrectionRefused, ReviewS
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css",
-                "folder.html": "text/html", "folder.js": "text/javascript"}
+                "folder.html": "text/html", "folder.js": "text/javascript",
+                "dom.js": "text/javascript"}
 SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp", "image/webp", "application/pdf",
                              "application/json"})
 MAX_BODY = 16 * 1024

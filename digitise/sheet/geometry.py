@@ -346,7 +346,7 @@ def parse_template(document: Any, source: str | Path | None = None) -> Template:
         paths = [_key_path(tuple(err["loc"])) for err in errors]
         messages = [str(err["msg"]).removeprefix("Value error, ") for err in errors]
         reason = messages[0] if messages else "invalid template"
-        others = [f"{p}: {m}" for p, m in zip(paths[1:], messages[1:])]
+        others = [f"{p}: {m}" for p, m in zip(paths[1:], messages[1:], strict=True)]
         if others:
             reason += f" (and {len(others)} more: {'; '.join(others)})"
         raise TemplateError(reason, source, where=paths[0] if paths else "$") from exc

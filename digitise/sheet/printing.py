@@ -19,6 +19,7 @@ import functools
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -187,45 +188,45 @@ def template_pdf(template: Template, *, pages: int = 1) -> bytes:
     return buffer.getvalue()
 
 
-def _draw_pdf_page(pdf: object, prims: Primitives, page_h: float, mm: float) -> None:
+def _draw_pdf_page(pdf: Any, prims: Primitives, page_h: float, mm: float) -> None:
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    c = pdf  # reportlab's Canvas; typed loosely because reportlab ships no stubs
+    c = pdf  # reportlab's Canvas: Any, because reportlab ships no stubs
 
     def y(v: float) -> float:
         return (page_h - v) * mm
 
-    c.setLineCap(2)  # type: ignore[attr-defined]  # projecting caps: lines meet at corners
+    c.setLineCap(2)  # projecting caps: lines meet at corners
     for line in prims.lines:
-        c.setStrokeGray(line.grey)  # type: ignore[attr-defined]
-        c.setLineWidth(line.width * mm)  # type: ignore[attr-defined]
-        c.line(line.x0 * mm, y(line.y0), line.x1 * mm, y(line.y1))  # type: ignore[attr-defined]
+        c.setStrokeGray(line.grey)
+        c.setLineWidth(line.width * mm)
+        c.line(line.x0 * mm, y(line.y0), line.x1 * mm, y(line.y1))
     for dot in prims.dots:
-        c.setFillGray(dot.grey)  # type: ignore[attr-defined]
-        c.circle(dot.x * mm, y(dot.y), dot.radius * mm, stroke=0, fill=1)  # type: ignore[attr-defined]
+        c.setFillGray(dot.grey)
+        c.circle(dot.x * mm, y(dot.y), dot.radius * mm, stroke=0, fill=1)
     for text in prims.texts:
         # Helvetica's cap height is 0.718 em.
         size = text.height / 0.718 * mm
-        c.setFillGray(text.grey)  # type: ignore[attr-defined]
-        c.setFont("Helvetica", size)  # type: ignore[attr-defined]
+        c.setFillGray(text.grey)
+        c.setFont("Helvetica", size)
         x = text.x * mm
         if text.centred:
             x -= stringWidth(text.text, "Helvetica", size) / 2
-        c.drawString(x, y(text.y), text.text)  # type: ignore[attr-defined]
-    c.setFillGray(0)  # type: ignore[attr-defined]
+        c.drawString(x, y(text.y), text.text)
+    c.setFillGray(0)
     for marker in prims.markers:
         cell = marker.rect.w / 6
         # The whole square black, then the white bits on top: no hairline gaps between bits.
-        c.rect(marker.rect.x * mm, y(marker.rect.bottom), marker.rect.w * mm, marker.rect.h * mm,  # type: ignore[attr-defined]
+        c.rect(marker.rect.x * mm, y(marker.rect.bottom), marker.rect.w * mm, marker.rect.h * mm,
                stroke=0, fill=1)
-        c.setFillGray(1)  # type: ignore[attr-defined]
+        c.setFillGray(1)
         for r, row in enumerate(marker.bits):
             for k, bit in enumerate(row):
                 if bit:
                     x0 = marker.rect.x + k * cell
                     y1 = marker.rect.y + (r + 1) * cell
-                    c.rect(x0 * mm, y(y1), cell * mm, cell * mm, stroke=0, fill=1)  # type: ignore[attr-defined]
-        c.setFillGray(0)  # type: ignore[attr-defined]
+                    c.rect(x0 * mm, y(y1), cell * mm, cell * mm, stroke=0, fill=1)
+        c.setFillGray(0)
 
 
 # --- raster ------------------------------------------------------------------------------

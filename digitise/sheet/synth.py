@@ -67,7 +67,7 @@ DIGIT_FIELDS = ("match_length", "page")
 CENTRE_MAX_HEIGHT = 0.8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SynthPage:
     """One rendered page: the image (BGR uint8) and its truth (JSON-ready)."""
 

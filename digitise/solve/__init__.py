@@ -129,7 +129,7 @@ REVIEW_BELOW = 0.98
 DEFAULT_PLAYERS = ("Bottom", "Top")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SolveResult:
     """The solved match and the report of every turn (see :func:`solve`)."""
 

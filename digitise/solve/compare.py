@@ -64,7 +64,7 @@ def game_results(match: MatchRecord) -> list[tuple[Side | None, int | None]]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Comparison:
     """How a solved match compares with the truth."""
 
@@ -112,7 +112,7 @@ def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | No
             differences.append(f"{tag} truth[{i1}:{i2}]={_show(truth_keys[i1:i2])} "
                                f"solved[{j1}:{j2}]={_show(solved_keys[j1:j2])}")
     truth_results, solved_results = game_results(truth), game_results(solved)
-    results_wrong = sum(1 for a, b in zip(truth_results, solved_results) if a != b)
+    results_wrong = sum(1 for a, b in zip(truth_results, solved_results, strict=False) if a != b)
     results_wrong += abs(len(truth_results) - len(solved_results))
     runs = sum(1 for op in matcher.get_opcodes() if op[0] != "equal")
     truth_lines = [(g, key) for g, game in enumerate(truth.games) for _, key in game_turns(game, by_line=True)]

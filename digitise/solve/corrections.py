@@ -203,11 +203,6 @@ def header_from_json(doc: Any, where: str, path: str | Path) -> MatchHeader:
     return MatchHeader(players, length)
 
 
-def corrections_from_json(doc: Any, path: str | Path) -> Corrections:
-    """Validate a corrections document (wrapped or bare); the corrections keyed by (page, board)."""
-    return file_from_json(doc, path).boards
-
-
 def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
     """Validate a corrections document (wrapped or bare): its boards' corrections and match header."""
     header = MatchHeader()

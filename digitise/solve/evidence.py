@@ -320,7 +320,7 @@ class BoardEvidence:
         near = [roll for roll in ALL_ROLLS if roll not in exact and distances[roll] <= max(closest, 1)]
         # Each variant with the rolls its digits make exactly: plays are read off these marks.
         self.variants: list[tuple[dict[str, tuple[int, ...]], list[Roll]]] = []
-        for cost, variant in variants:
+        for _cost, variant in variants:
             played = [d for name, ds in variant.items() if name != "centre" for d in ds]
             unplayed = sorted(set(variant.get("centre", ())))
             rolls = _exact_rolls(played, unplayed)
@@ -376,7 +376,7 @@ def _variants(candidates: dict[str, list[tuple[tuple[int, ...], float]]],
         cost = -negative
         if cost < 3 * EDIT:
             break
-        out.append((cost, {n: lists[i][j][0] for i, (n, j) in enumerate(zip(names, choice))}))
+        out.append((cost, {n: lists[i][j][0] for i, (n, j) in enumerate(zip(names, choice, strict=True))}))
         for i in range(len(names)):
             if choice[i] + 1 < len(lists[i]):
                 nxt = choice[:i] + (choice[i] + 1,) + choice[i + 1:]

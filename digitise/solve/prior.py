@@ -64,6 +64,8 @@ class PlayPrior:
         self.weight = weight
         self.floor = floor
         self._cache: dict[tuple[Position, Roll], tuple[dict[str, float], float]] = {}
+        #: Positions the net could not rate (their plays are weighed alike): the first is logged as a warning.
+        self.failures = 0
 
     @property
     def active(self) -> bool:
@@ -89,7 +91,9 @@ class PlayPrior:
             try:
                 equities = self._evaluate(pos, roll)
             except Exception as exc:  # noqa: BLE001 - an odd position must not stop the solver
-                log.debug("gnubg-nn could not evaluate %s %s: %s", pos, roll, exc)
+                # Said once aloud (a broken net would otherwise only weaken every solve, unseen).
+                (log.debug if self.failures else log.warning)("gnubg-nn could not rate %s %s: %s", pos, roll, exc)
+                self.failures += 1
                 equities = {}
             found = (equities, max(equities.values(), default=0.0))
             if len(self._cache) > 50000:

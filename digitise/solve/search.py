@@ -1058,7 +1058,8 @@ def nearest_play(play: Play, legal: Sequence[Play], fit: Callable[[Play], float]
     """
     def distance(candidate: Play) -> int:
         a, b = candidate.result, play.result
-        return sum(abs(x - y) for x, y in zip(a.mine, b.mine)) + sum(abs(x - y) for x, y in zip(a.theirs, b.theirs))
+        return (sum(abs(x - y) for x, y in zip(a.mine, b.mine, strict=True))
+                + sum(abs(x - y) for x, y in zip(a.theirs, b.theirs, strict=True)))
 
     ranked = sorted(legal, key=lambda q: (distance(q), -fit(q), str(q)))
     return ranked[0] if ranked else None
@@ -1180,7 +1181,7 @@ def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
     top = ranked[0][1] if ranked else 0.0
     weights = [math.exp(max(v - top, -60.0)) for _, v in ranked]
     total = sum(weights) or 1.0
-    return [(k, w / total) for (k, _), w in zip(ranked, weights)]
+    return [(k, w / total) for (k, _), w in zip(ranked, weights, strict=True)]
 
 
 def weighed_alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float, tuple[str, ...]]]:

@@ -255,7 +255,6 @@ def train_classifier(options: TrainOptions) -> TrainReport:
             raise OutputError("exists already (use --force to replace it)", path)
     make_folder(options.output)  # before training, not after
     torch.manual_seed(options.seed)
-    np.random.seed(options.seed)
 
     train_glyphs = load_digit_glyphs(options.glyphs, GlyphSubset.TRAIN)
     fit_glyphs, val_glyphs = split_validation(train_glyphs)

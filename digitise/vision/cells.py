@@ -1093,27 +1093,3 @@ def read_cell(ink: np.ndarray, kind: CellKind) -> tuple[CellReading, ...]:
 def read_centre(ink: np.ndarray) -> CentreReading:
     """The centre strip read with the shipped model (see :meth:`CellReader.read_centre`)."""
     return default_reader().read_centre(ink)
-
-
-@dataclass(frozen=True, slots=True)
-class BoardMarkProbabilities:
-    """A board's marks other than digits, from its cells' analyses."""
-
-    crossed: float
-    arrow: float
-    letters: float
-
-
-def board_marks_probabilities(cells: dict[str, CellAnalysis]) -> BoardMarkProbabilities:
-    """Probabilities of the X over the centre's digits, of a double's arrow and of letters on a board.
-
-    ``cells`` maps cell names (``centre``, ``B7``...) to their analyses. The X
-    counts in the centre only; an arrow is usually drawn in the centre but
-    counts wherever it is; a names board has letters in at least one cell.
-    """
-    centre = cells.get("centre")
-    return BoardMarkProbabilities(
-        crossed=centre.crossed if centre is not None else 0.0,
-        arrow=max((a.arrow for a in cells.values()), default=0.0),
-        letters=max((a.letters for a in cells.values()), default=0.0),
-    )

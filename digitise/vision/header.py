@@ -328,19 +328,6 @@ def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
     return result
 
 
-def ocr_field(image: np.ndarray) -> dict[str, Any] | None:
-    """One line of text by tesseract: ``{"value", "confidence"}``, or a warning entry when tesseract is missing."""
-    data = _tesseract(image, "--psm 7")
-    if data is None or "warning" in data:
-        return data
-    words = [(w, float(c)) for w, c in zip(data["text"], data["conf"], strict=False) if str(w).strip() and float(c) >= 0]
-    if not words:
-        return None
-    value = " ".join(w for w, _ in words)
-    confidence = sum(c for _, c in words) / len(words) / 100.0
-    return {"value": value, "confidence": round(confidence, 3)}
-
-
 def _missing() -> dict[str, Any]:
     global _warned
     if not _warned:

@@ -53,7 +53,7 @@ def gnubg_batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, GnubgImpo
         ours.write_text(format_mat(read_real(real).match))
         paths[f"real/{real.name}"] = ours
     results = import_mats(list(paths.values()), gnubg=GNUBG)
-    return dict(zip(paths, results))
+    return dict(zip(paths, results, strict=True))
 
 
 def trimmed(text: str) -> list[str]:
@@ -138,7 +138,7 @@ def test_gnubg_reads_the_writers_version_of_every_real_match(gnubg_batch: dict[s
     # Same games: dice, plays (their steps and hits), cube actions, resignations, winners, points.
     assert comparable(back.match) == comparable(ours)
     written = format_mat(ours)
-    differing = [(a, b) for a, b in zip(trimmed(written), trimmed(result.export)) if a != b]
+    differing = [(a, b) for a, b in zip(trimmed(written), trimmed(result.export), strict=False) if a != b]
     # gnubg re-exports our text line for line; only a capped "Wins N" of a deciding game may differ.
     assert all("Wins" in a and "Wins" in b for a, b in differing), differing
     assert len(trimmed(written)) == len(trimmed(result.export))
@@ -153,7 +153,7 @@ def test_gnubg_sees_the_same_results(gnubg_batch: dict[str, GnubgImport]) -> Non
         assert match is not None
         ours = read_real(path).match
         assert len(match["games"]) == len(ours.games)
-        for game, theirs in zip(ours.games, match["games"]):
+        for game, theirs in zip(ours.games, match["games"], strict=True):
             winner = {"X": Side.BOTTOM, "O": Side.TOP}.get(theirs["info"].get("winner"))
             assert winner is game.winner
             assert capped(game, ours.length, theirs["info"].get("points-won")) == capped(

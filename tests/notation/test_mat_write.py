@@ -229,7 +229,7 @@ def test_unrecorded_closed_out_turns_are_written_as_dances() -> None:
     assert removed >= 3
     filled = with_closed_out_dances(sheet)
     assert len(filled.games[0].actions) == len(full.games[0].actions)
-    for ours, back in zip(full.games[0].actions, filled.games[0].actions):
+    for ours, back in zip(full.games[0].actions, filled.games[0].actions, strict=True):
         assert (back.player, back.kind, back.play) == (ours.player, ours.kind, ours.play)
         assert back.roll in (ours.roll, CLOSED_OUT_ROLL)
     assert format_mat(sheet) == format_mat(filled)
@@ -266,8 +266,8 @@ def test_real_match_round_trips(path: Path) -> None:
     again = parse_mat(format_mat(match))
     assert again.problems == ()
     assert again.match == match  # dice, plays (steps and hits), cube actions, winners, points, metadata
-    for ours, back in zip(match.games, again.match.games):
-        for a, b in zip(ours.actions, back.actions):
+    for ours, back in zip(match.games, again.match.games, strict=True):
+        for a, b in zip(ours.actions, back.actions, strict=True):
             if a.play is not None:
                 assert b.play is not None and b.play.result == a.play.result
 

@@ -31,7 +31,7 @@ def detect_markers(detector: cv2.aruco.ArucoDetector, image: np.ndarray) -> dict
     corners, ids, _ = detector.detectMarkers(np.ascontiguousarray(gray))
     if ids is None:
         return {}
-    return {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.ravel())}
+    return {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.ravel(), strict=True)}
 
 
 @pytest.fixture(scope="session")

@@ -2,20 +2,6 @@
 // Text from the reports is only ever set with textContent, never parsed as HTML.
 "use strict";
 
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === "class") node.className = value;
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
 function row(m) {
   const link = el("a", { href: `/m/${m.number}/`, class: "match-link" }, m.name);
   if (m.problem) {
