@@ -75,7 +75,7 @@ def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) ->
     The match is the index-th self-played one, or the real match at path ``real`` when given.
     """
     index, seed_start, level, folder, dpi, fmt, real = args
-    from digitise.sheet.geometry import load_template
+    from digitise.notation.template import load_template
     from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
     from digitise.sheet.handwriting import GlyphBank
     from digitise.sheet.synth import encode_image, render_match_pages

@@ -45,7 +45,7 @@ import numpy as np
 
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.marks import CELL_NAMES
-from digitise.sheet.geometry import load_template
+from digitise.notation.template import load_template
 from digitise.sheet.glyphs import DEFAULT_DIGITS, GlyphSubset, load_digit_glyphs
 from digitise.sheet.handwriting import GlyphBank
 from digitise.sheet.synth import encode_image, render_match_pages

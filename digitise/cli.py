@@ -299,7 +299,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 @_reports_errors
 def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bool) -> None:
     """Print the blank recording note (PDF or PNG), or its geometry (--json)."""
-    from digitise.sheet.geometry import load_template
+    from digitise.notation.template import load_template
     from digitise.sheet.printing import write_template
 
     geometry = load_template(paper)

@@ -27,3 +27,52 @@ def test_mypy_strict_finds_nothing() -> None:
     done = _run("mypy", "digitise")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Success: no issues found"), done.stdout
+
+
+#: What each part of the package may import (besides itself): lower layers never import higher ones,
+#: and the peers (vision and sheet, solve and vision) stay apart. See the README's folder listing.
+MAY_IMPORT: dict[str, set[str]] = {
+    "errors": set(),
+    "fileio": {"errors"},
+    "game": {"errors"},
+    "notation": {"errors", "fileio", "game"},
+    "vision": {"errors", "fileio", "notation"},
+    "sheet": {"errors", "fileio", "game", "notation"},
+    "solve": {"errors", "fileio", "game", "notation"},
+    "training": {"errors", "fileio", "game", "notation", "sheet", "vision"},
+    "pipeline": {"errors", "fileio", "game", "notation", "solve", "vision"},
+    "review": {"errors", "fileio", "game", "notation", "solve", "vision"},
+    "cli": {"__version__", "errors", "fileio", "game", "notation", "pipeline", "review", "sheet", "solve",
+            "training", "vision"},
+}
+
+
+def _imported_parts(path: Path) -> set[tuple[str, int]]:
+    """The parts of ``digitise`` a module imports (at any depth, lazy imports too), with a line of each."""
+    import ast
+
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "digitise":
+                found.update((alias.name, node.lineno) for alias in node.names)
+            elif node.module.startswith("digitise."):
+                found.add((node.module.split(".")[1], node.lineno))
+        elif isinstance(node, ast.Import):
+            found.update((alias.name.split(".")[1], node.lineno) for alias in node.names
+                         if alias.name.startswith("digitise."))
+    return found
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    package = ROOT / "digitise"
+    wrong = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package)
+        part = rel.parts[0].removesuffix(".py")
+        if part == "__init__":
+            continue
+        assert part in MAY_IMPORT, f"{rel}: a new part of the package: say what it may import"
+        wrong += [f"{rel}:{line}: {part} imports {target}" for target, line in sorted(_imported_parts(path))
+                  if target != part and target not in MAY_IMPORT[part]]
+    assert not wrong, "\n".join(wrong)

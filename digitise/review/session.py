@@ -870,7 +870,7 @@ def save_learning_crops(
     import cv2
 
     from digitise.errors import PageError
-    from digitise.sheet.geometry import load_template
+    from digitise.notation.template import load_template
     from digitise.vision.read import cell_ink, locate
 
     page = load_page(source)

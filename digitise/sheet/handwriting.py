@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError
-from digitise.sheet.geometry import Rect
+from digitise.notation.template import Rect
 
 
 class PageWarp:

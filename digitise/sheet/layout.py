@@ -32,7 +32,7 @@ from typing import Any
 
 from digitise.fileio import make_folder, write_atomic
 from digitise.notation.marks import BOTTOM_ROW, TOP_ROW
-from digitise.sheet.geometry import TEMPLATES_DIR
+from digitise.notation.template import TEMPLATES_DIR
 
 #: Paper sizes, landscape (width, height) in mm.
 PAPERS: dict[str, tuple[float, float]] = {

@@ -1,6 +1,6 @@
 """Draw the blank recording note: a vector PDF for printing and a raster image.
 
-Both drawings come from the same :class:`~digitise.sheet.geometry.Template`
+Both drawings come from the same :class:`~digitise.notation.template.Template`
 through one list of primitives (:func:`sheet_primitives`), so a cell lands
 where the geometry says in either: the PDF is exact (vector, page size to the
 hundredth of a millimetre, meant to print at 100 %), the raster image places
@@ -26,7 +26,7 @@ import numpy as np
 
 from digitise.errors import InputError, OptionError
 from digitise.fileio import write_atomic
-from digitise.sheet.geometry import Rect, Template, px_per_mm
+from digitise.notation.template import Rect, Template, px_per_mm
 from digitise.sheet.layout import FIELD_LABELS
 
 #: Grey level of the cell lines (0 black, 1 white) when the file gives none.
@@ -274,7 +274,7 @@ def render_template(
 
     Pixel (i, j) covers [j, j+1) x [i, i+1) in pixel units, and a point at
     (x, y) mm lies at (x, y) * dpi / 25.4 pixels: the homography of
-    :func:`~digitise.sheet.geometry.mm_to_px_matrix`. Cached per arguments;
+    :func:`~digitise.notation.template.mm_to_px_matrix`. Cached per arguments;
     the returned array is read-only (copy it before drawing on it).
     """
     return _render_template(template, float(dpi), markers, line_grey, labels)

@@ -46,8 +46,8 @@ from digitise.fileio import folder_problem
 from digitise.game.record import MatchRecord
 from digitise.notation.encode import EncodedBoard, encode_match
 from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
+from digitise.notation.template import Rect, Template, mm_to_px_matrix, px_per_mm
 from digitise.sheet.damage import LEVELS, Degrade, damage_page, page_homography, pick_dpi
-from digitise.sheet.geometry import Rect, Template, mm_to_px_matrix, px_per_mm
 from digitise.sheet.handwriting import (
     GlyphBank,
     PageWarp,
@@ -364,7 +364,7 @@ def write_synth(
     ``../shared/data/digits.png``).
     """
     from digitise.notation.mat import read_mat_strict
-    from digitise.sheet.geometry import load_template
+    from digitise.notation.template import load_template
     from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 
     try:

@@ -29,8 +29,8 @@ from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.encode import encode_match
 from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
 from digitise.notation.readings import CellReading
+from digitise.notation.template import load_template
 from digitise.sheet.damage import Degrade
-from digitise.sheet.geometry import load_template
 from digitise.sheet.handwriting import GlyphBank
 from digitise.sheet.synth import encode_image, header_fields, render_match_pages, render_page
 from digitise.training.train import split_validation

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from digitise.notation.marks import BOTTOM_ROW, TOP_ROW
-from digitise.sheet.geometry import BoardGeometry, Rect, Template, board_rect
+from digitise.notation.template import BoardGeometry, Rect, Template, board_rect
 from digitise.vision.images import histogram
 from digitise.vision.page import PageFit, project, rotation_of, scale_at
 

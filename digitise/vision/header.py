@@ -25,7 +25,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from digitise.sheet.geometry import Rect, Template
+from digitise.notation.template import Rect, Template
 from digitise.vision.images import darkest_channel
 from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
 

@@ -29,7 +29,7 @@ import numpy as np
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
-from digitise.sheet.geometry import BoardGeometry, Template, board_rect, load_template, template_names
+from digitise.notation.template import BoardGeometry, Template, board_rect, load_template, template_names
 from digitise.vision.grid import (
     MIN_FOUND,
     REFINE_PX_PER_MM,

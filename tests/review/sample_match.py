@@ -130,7 +130,7 @@ NOTE_DPI = 150
 
 def _note_page(marks: list[BoardMarks], boards: list[BoardReading]) -> tuple[np.ndarray, list[BoardReading]]:
     """The printed note with the true digits written in, and the boards' boxes on it."""
-    from digitise.sheet.geometry import load_template, px_per_mm
+    from digitise.notation.template import load_template, px_per_mm
     from digitise.sheet.printing import render_template
 
     template = load_template("a4")

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from digitise.sheet.geometry import Template, load_template
+from digitise.notation.template import Template, load_template
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The geometry files: generated, complete, validated with key paths."""
+"""The printed note's geometry (templates/<paper>.json, from digitise.sheet.layout): generated, complete, validated."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pytest
 
 from digitise.errors import TemplateError
 from digitise.notation.marks import CELL_NAMES
-from digitise.sheet import layout
-from digitise.sheet.geometry import (
+from digitise.notation.template import (
     FIELD_NAMES,
     TEMPLATES_DIR,
     Rect,
@@ -26,6 +25,7 @@ from digitise.sheet.geometry import (
     px_per_mm,
     template_names,
 )
+from digitise.sheet import layout
 
 
 def _doc(name: str = "a4") -> dict:

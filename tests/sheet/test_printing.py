@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from digitise.cli import cli
 from digitise.errors import ExitCode, OptionError, OutputError
-from digitise.sheet.geometry import Template, load_template, px_per_mm
+from digitise.notation.template import Template, load_template, px_per_mm
 from digitise.sheet.printing import render_template, template_pdf, write_template
 
 from .conftest import detect_markers

@@ -17,8 +17,8 @@ from digitise.game.record import MatchRecord
 from digitise.notation.encode import encode_match
 from digitise.notation.marks import BoardMarks
 from digitise.notation.mat import format_mat
+from digitise.notation.template import Template, apply_homography, load_template, px_per_mm
 from digitise.sheet.damage import LEVELS, Degrade
-from digitise.sheet.geometry import Template, apply_homography, load_template, px_per_mm
 from digitise.sheet.handwriting import GlyphBank
 from digitise.sheet.synth import encode_image, render_match_pages, render_page, truth_json, write_synth
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from digitise.sheet.geometry import Template, load_template, mm_to_px_matrix
+from digitise.notation.template import Template, load_template, mm_to_px_matrix
 from digitise.sheet.printing import render_template
 from digitise.vision.page import project
 

@@ -273,7 +273,7 @@ def test_shipped_models_are_deterministic_and_small(shipped: CellReader) -> None
 def test_shipped_point_model_reads_a_rendered_page(shipped: CellReader) -> None:
     """A synthetic page written with held-out TEST glyphs, cut by the real page code, read whole."""
     from digitise.game.selfplay import SelfPlayOptions, play_match
-    from digitise.sheet.geometry import load_template
+    from digitise.notation.template import load_template
     from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
     from digitise.sheet.synth import render_match_pages
     from digitise.vision.images import PageImage

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from digitise.sheet.geometry import Template, mm_to_px_matrix, parse_template
+from digitise.notation.template import Template, mm_to_px_matrix, parse_template
 from digitise.sheet.printing import render_template
 from digitise.vision.grid import board_lines, find_grid, refine_board
 from digitise.vision.images import PageImage

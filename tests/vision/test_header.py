@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from digitise.sheet.geometry import Template
+from digitise.notation.template import Template
 from digitise.vision import header
 from digitise.vision import read as read_mod
 from digitise.vision.header import TESSERACT_MISSING, ocr_fields, ocr_pages, text_field_images

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from digitise.sheet.geometry import Template
+from digitise.notation.template import Template
 from digitise.vision.images import PageImage
 from digitise.vision.page import detect_markers, fit_markers, project
 from digitise.vision.read import locate

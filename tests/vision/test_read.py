@@ -15,7 +15,7 @@ from PIL import Image
 from digitise.cli import cli
 from digitise.errors import InputError, PageError
 from digitise.notation.readings import load_readings, readings_to_json
-from digitise.sheet.geometry import Template, load_template
+from digitise.notation.template import Template, load_template
 from digitise.vision import header
 from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage, load_pages
