@@ -267,6 +267,7 @@ def natural_key(path: Path) -> tuple[list[tuple[int, list[object]]], str]:
     exact names, never left to the order the file system lists them in.
     """
     def natural(text: str) -> list[object]:
-        return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+        # isdecimal, not isdigit: "²" is a digit that int() refuses.
+        return [int(t) if t.isdecimal() else t.lower() for t in re.split(r"(\d+)", text)]
 
     return [(1, natural(part)) for part in path.parent.parts] + [(0, natural(path.name))], str(path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from digitise.errors import ExitCode, InputError, OutputError
-from digitise.fileio import check_outputs, write_atomic
+from digitise.fileio import check_outputs, natural_key, write_atomic
 
 
 def test_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
@@ -138,3 +138,10 @@ def test_read_input_refuses_a_file_over_the_limit(tmp_path: Path, monkeypatch: p
     assert info.value.path == str(target) and info.value.reason.startswith("file too large")
     with pytest.raises(InputError, match="is a folder"):
         fileio.read_input(tmp_path)
+
+
+def test_pages_sort_naturally_whatever_digits_their_names_hold() -> None:
+    names = ["page10.png", "page9.png", "Page9.png", "1²2.png", "page٣.png", "x.png"]
+    ordered = [p.name for p in sorted((Path("scans") / n for n in names), key=natural_key)]
+    # "²" is a digit to str.isdigit() but not a number to int(): it sorts as text, it does not stop the batch.
+    assert ordered == ["1²2.png", "page٣.png", "Page9.png", "page9.png", "page10.png", "x.png"]

@@ -294,7 +294,7 @@ class _GameReader:
             return
         if self.unplayed is not None and word != "losses":
             self._unplayed_roll_continues()
-        if text[:2].isdigit() and text[2:3] == ":":
+        if text[:2].isdecimal() and text[2:3] == ":":
             self._roll(entry)
         elif word == "doubles":
             self._double(entry)

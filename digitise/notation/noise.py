@@ -58,7 +58,7 @@ def _neighbours(cell: str) -> tuple[str, ...]:
     """Squares beside ``cell`` in its row (a digit written a little off lands there)."""
     if cell in ("Boff", "Woff"):
         return (cell[0] + "1",)
-    if cell[0] in "BW" and cell[1:].isdigit():
+    if cell[0] in "BW" and cell[1:].isdecimal():
         n = int(cell[1:])
         out = [f"{cell[0]}{m}" for m in (n - 1, n + 1) if 1 <= m <= 12]
         if n == 1:

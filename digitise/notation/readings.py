@@ -83,7 +83,7 @@ def written_page_number(page: PageReading) -> tuple[int | None, float]:
     found = page.header.get("page") if isinstance(page.header, Mapping) else None
     value = found.get("value") if isinstance(found, Mapping) else found
     confidence = found.get("confidence") if isinstance(found, Mapping) else None
-    if value is None or not str(value).strip().isdigit():
+    if value is None or not str(value).strip().isdecimal():
         return None, 0.0
     return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
 

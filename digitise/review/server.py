@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import mimetypes
 import re
 import socket
@@ -45,6 +46,8 @@ from digitise.review.board_svg import board_svg
 from digitise.review.folder import ReviewFolder
 from digitise.review.session import ChangedElsewhere, CorrectionRefused, ReviewSession
 
+log = logging.getLogger(__name__)
+
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "review.css": "text/css",
                 "folder.html": "text/html", "folder.js": "text/javascript",
@@ -54,9 +57,13 @@ SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp
 MAX_BODY = 16 * 1024
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-_CROP = re.compile(r"^/api/crop/(\d{1,4})/(\d{1,2})\.png$")
+_CROP = re.compile(r"^/api/crop/([0-9]{1,4})/([0-9]{1,2})\.png$")
 #: A match of a folder: /m/N, then its own paths.
-_MATCH = re.compile(r"^/m/(\d{1,4})(/.*)?$")
+_MATCH = re.compile(r"^/m/([0-9]{1,4})(/.*)?$")
+# ASCII digits only: "\d" and str.isdigit() take "²" and other digits int() refuses.
+_POINT = re.compile(r"[0-9]{1,2}")
+#: A Host header: a name or [IPv6 address], then an optional port; nothing else ("127.0.0.1:1@evil.com").
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))(?::[0-9]{1,5})?")
 _POSITION_ID = re.compile(r"^[A-Za-z0-9+/]{14}$")
 
 
@@ -143,7 +150,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if bound not in LOOPBACK:
             return
         host = (self.headers.get("Host") or "").strip()
-        name = host.rsplit(":", 1)[0].strip("[]") if not host.startswith("[") else host[1:].split("]")[0]
+        found = _HOST.fullmatch(host)
+        name = (found.group("v6") or found.group("name")) if found else None
         if name not in LOOPBACK:
             raise RequestError(HTTPStatus.FORBIDDEN, f"host {host!r} is not this review server")
 
@@ -198,6 +206,14 @@ class ReviewHandler(BaseHTTPRequestHandler):
         except TimeoutError:
             # The client went silent before its answer: nobody to tell.
             self.close_connection = True
+        except Exception as exc:
+            # A bug here must cost one answer, not the connection with no word: the page shows the message,
+            # the terminal the traceback.
+            log.exception("review server: %s %s", self.command, self.path[:200])
+            self.close_connection = True
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR,
+                        f"internal error ({type(exc).__name__}: {exc}); the terminal running digitise review "
+                        "shows the details")
 
     # -- routes ------------------------------------------------------------------------------------
 
@@ -366,7 +382,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
             raise RequestError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         highlight: list[int] = []
         for item in (query.get("highlight") or [""])[0].split(","):
-            if item.strip().isdigit() and len(item.strip()) <= 2 and int(item) <= 25:
+            if _POINT.fullmatch(item.strip()) and int(item) <= 25:
                 highlight.append(int(item))
         numbers_text = (query.get("numbers") or [mover_text])[0]
         numbers = Side(numbers_text) if numbers_text in ("bottom", "top") else Side(mover_text)

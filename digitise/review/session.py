@@ -37,6 +37,7 @@ from digitise.solve.corrections import (
     corrections_path,
     header_from_json,
     load_corrections_file,
+    place_from_request,
     save_corrections,
     unfitting,
 )
@@ -424,9 +425,23 @@ class ReviewSession:
 
     # -- what the page shows ---------------------------------------------------------------------
 
+    def _disk_problem(self) -> str | None:
+        """Take the corrections file as it is when it changed on disk since it was read or written (a hand
+        edit); what is wrong with it when it cannot be taken, None when nothing is."""
+        if self._disk_text() == self._disk:
+            return None
+        try:
+            self._load_saved()
+        except DigitiseError as exc:
+            # Said on the page as it loads, not first at the next correction or export.
+            return (f"{exc.message}: the page shows the corrections as they were last read, and none can be "
+                    "saved or exported until the file is mended (or deleted); then reload the page")
+        return "the corrections were changed elsewhere (another review page, or by hand): shown as they are now"
+
     def state(self) -> dict[str, Any]:
         """Everything the page needs, as JSON-able data."""
         with self._lock:
+            problem = self._disk_problem()
             changed = {(c["page"], c["board"]) for c in self.changes if c["before"] != c["after"]}
             turns = []
             for (page, board, n), turn in turns_by_board(self.report):
@@ -467,7 +482,7 @@ class ReviewSession:
                 "mat": mat.name if mat is not None else None,
                 "mat_saved": self.mat_saved(),
                 "mat_note": self.mat_note,
-                "messages": list(self.messages),
+                "messages": list(self.messages) + ([problem] if problem else []),
                 # Doubts about the whole match (a name or the length made up, the page order kept).
                 "notes": [str(n) for n in self.report.get("notes") or []],
                 "closed_out": self.report.get("closed_out") or 0,
@@ -696,7 +711,7 @@ class ReviewSession:
                 raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the report")
             self.check_legal(key, text)
             turn = self._turn_at(*key)
-            changes = self._resolve({**self.corrections, key: text})
+            changes = self._resolve({**self.corrections, key: text}, changed=key)
             if self.learn_dir is not None:
                 self._learn(key, text, turn, boards.get(key))
             return {"changes": changes, "correction": text, "page": key[0], "board": key[1], "mat": self.mat_note}
@@ -717,9 +732,7 @@ class ReviewSession:
         """Remove the correction of one board (``{"page": p, "board": b}``)."""
         if not isinstance(request, Mapping) or set(request) != {"page", "board"}:
             raise InputError('expected {"page": p, "board": b}', "request", "$")
-        page, board = request["page"], request["board"]
-        if any(isinstance(v, bool) or not isinstance(v, int) for v in (page, board)):
-            raise InputError("page and board must be whole numbers", "request", "$")
+        page, board = place_from_request(request)
         with self._lock:
             if (page, board) not in self.corrections:
                 raise CorrectionRefused(f"page {page} board {board} has no correction")
@@ -740,7 +753,8 @@ class ReviewSession:
                     return value
         return "a4"
 
-    def _resolve(self, updated: Corrections, header: MatchHeader | None = None) -> list[dict[str, Any]]:
+    def _resolve(self, updated: Corrections, header: MatchHeader | None = None,
+                 changed: tuple[int, int] | None = None) -> list[dict[str, Any]]:
         """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured.
 
         Refuses, and takes the file as it now is, when the corrections file
@@ -758,12 +772,21 @@ class ReviewSession:
             new_report = self._keep_links(dict(solved))
             bad = unfitting(new_report, updated)
             if bad:
-                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in bad)
+                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
+                                  for p, b in sorted(bad, key=lambda place: (place != changed, place)))
                 ended = [turn for (p, b, _), turn in turns_by_board(new_report)
                          if (p, b) in bad and AFTER_THE_END in turn.get("reasons", ())]
                 if ended:
                     raise CorrectionRefused(f"page {ended[0]['page']} board {ended[0]['board']} comes after the end "
                                             "of the match: it cannot hold a turn; nothing was changed")
+                if changed is not None and changed not in bad:
+                    # The change just made is honoured, an earlier correction no longer is: name both, as the
+                    # earlier one may be the wrong one.
+                    clash = "; ".join(f"page {p} board {b} ({short(updated[(p, b)])!r})" for p, b in bad)
+                    raise CorrectionRefused(
+                        f"no legal match reads page {changed[0]} board {changed[1]} as {short(updated[changed])!r} "
+                        f"together with the earlier correction of {clash}: if that one is wrong, undo it first; "
+                        "nothing was changed")
                 raise CorrectionRefused(
                     f"no legal match reads {named} together with the rest of the note; nothing was changed"
                 )

@@ -81,7 +81,7 @@ def _from_folder(path: Path) -> dict[int, list[np.ndarray]]:
         if file.suffix.lower() not in {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"}:
             continue
         label = file.parent.name if re.fullmatch(r"\d", file.parent.name) else file.name[0]
-        if not label.isdigit():
+        if not label.isdecimal():
             continue
         image = cv2.imread(str(file), cv2.IMREAD_GRAYSCALE)
         if image is None or image.size == 0 or image.max() == image.min():

@@ -178,7 +178,7 @@ def render_page(
         if field not in template.fields:
             continue
         area = template.fields[field].scaled(s)
-        if field in DIGIT_FIELDS and written[field].isdigit():
+        if field in DIGIT_FIELDS and written[field].isdecimal():
             digits = [int(c) for c in written[field]]
             write_digits(ink, bank, digits, area.inset(area.h * 0.08), _header_style(style), rng, lut=lut,
                          warp=warp)

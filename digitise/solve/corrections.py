@@ -102,7 +102,7 @@ def _fail(where: str, reason: str, path: str | Path) -> InputError:
 def _whole(value: Any, where: str, low: int, high: int | None, path: str | Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         span = f"{low} to {high}" if high is not None else f"at least {low}"
-        raise _fail(where, f"must be a whole number {span}, got {value!r}", path)
+        raise _fail(where, f"must be a whole number {span}, got {short(repr(value))}", path)
     return value
 
 
@@ -123,6 +123,15 @@ def check_text(text: Any, where: str, path: str | Path) -> str:
     return normal
 
 
+def place_from_request(doc: Mapping[str, Any], path: str | Path = "request") -> tuple[int, int]:
+    """The (page, board) a request from the page names; :class:`InputError` when it names none."""
+    for key in ("page", "board"):
+        if key not in doc:
+            raise _fail("$", f"missing {key!r}", path)
+    # Four digits, as the page's addresses (/api/crop/P/B.png) take them: no pile of notes is longer.
+    return _whole(doc["page"], "$.page", 1, 9999, path), _whole(doc["board"], "$.board", 1, 8, path)
+
+
 def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tuple[int, int], str]:
     """The board and correction text of a request from the page.
 
@@ -136,11 +145,7 @@ def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tup
     unknown = sorted(set(doc) - {"page", "board", "action", "dice", "move", "points", "player", "text"})
     if unknown:
         raise _fail("$", f"unknown key {unknown[0]!r}", path)
-    for key in ("page", "board"):
-        if key not in doc:
-            raise _fail("$", f"missing {key!r}", path)
-    page = _whole(doc["page"], "$.page", 1, None, path)
-    board = _whole(doc["board"], "$.board", 1, 8, path)
+    page, board = place_from_request(doc, path)
     if "text" in doc:
         if "action" in doc:
             raise _fail("$", "give either text or action, not both", path)

@@ -341,7 +341,7 @@ def label_segments(cell: SyntheticCell) -> list[tuple[np.ndarray, str]]:
                         name = masks[best][0]
                         label = name
                         crossed_here = float((x_mask[y0:y1, x0:x1] & pixels).sum()) / n
-                        if name.isdigit() and cell.crossed and crossed_here > 0.05:
+                        if name.isdecimal() and cell.crossed and crossed_here > 0.05:
                             label = f"{name}x" if 1 <= int(name) <= 6 else "other"
                 if label == "other" and cell.crossed:
                     x_share = float((x_mask[y0:y1, x0:x1] & pixels).sum()) / n

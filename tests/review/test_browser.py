@@ -383,3 +383,48 @@ def test_review_a_batch_folder_match_by_match(
         page.click("#up")
         page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(5):has-text('1')")
         assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(5)") == "0"
+
+
+def test_enter_accepts_after_j_k_and_a_correction(browser_page: Any, sample_report: Path) -> None:
+    """j and k, and every correction, leave the focus on the turn list: Enter there accepts the pick."""
+    page = browser_page
+    with showing_the_sample(page, sample_report):
+        page.keyboard.press("j")
+        page.keyboard.press("k")
+        assert page.evaluate("document.activeElement.matches('#turns li.turn.current')")
+        page.keyboard.press("2")
+        page.wait_for_selector("li.candidate.picked:has-text('52: 8/3 6/4')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "top 52: 8/3 6/4"}
+
+
+def test_a_refused_export_and_a_spoilt_corrections_file_are_said(
+    browser_page: Any, solved_sample: tuple[Path, str]
+) -> None:
+    """Export is no silently cancelled download; a corrections file spoilt by hand is named as the page loads;
+    the length emptied goes back to the scan's, and a length that is no whole number is refused."""
+    report, _ = solved_sample
+    page = browser_page
+    with served(ReviewSession(report)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#turns li.turn")
+        assert page.input_value("#match-length") == "5"
+        page.fill("#match-length", "1e1")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#match-error:has-text('a whole number from 0')")
+        assert not corrections_path(report).exists()
+        page.fill("#match-length", "7")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#length-from:has-text('set here')")
+        page.fill("#match-length", "")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#length-from:not(:has-text('set here'))")
+        assert page.input_value("#match-length") == "5"
+        assert page.inner_text("#match-error") == ""
+        corrections_path(report).write_text("not json {", encoding="utf-8")
+        page.click("#export")
+        page.wait_for_selector("#changes .error:has-text('Not exported')")
+        assert "not JSON" in page.inner_text("#changes")
+        page.reload()
+        page.wait_for_selector("#messages:has-text('none can be saved or exported until the file is mended')")

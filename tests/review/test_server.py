@@ -126,8 +126,13 @@ def test_serves_files_under_the_report_folder(review_server: ReviewServer, sampl
 
 
 def test_foreign_host_header_refused(review_server: ReviewServer) -> None:
-    status, _, body = request(review_server, "GET", "/api/state", headers={"Host": "evil.example:80"})
-    assert status == 403 and "host" in json.loads(body)["error"]
+    port = review_server.server_address[1]
+    # The last one names 127.0.0.1 before the last colon, but it is no host of ours.
+    for host in ("evil.example:80", "127.0.0.1.evil.example", f"127.0.0.1:{port}@evil.example", "", "[::1"):
+        status, _, body = request(review_server, "GET", "/api/state", headers={"Host": host})
+        assert status == 403 and "host" in json.loads(body)["error"], host
+    for host in (f"127.0.0.1:{port}", "localhost", f"[::1]:{port}"):
+        assert request(review_server, "GET", "/api/state", headers={"Host": host})[0] == 200, host
 
 
 def test_legal_correction_is_saved_atomically_next_to_the_report(
@@ -308,6 +313,10 @@ def test_inputs_python_cannot_read_are_4xx_not_a_dropped_connection(review_serve
     position = Position.initial().position_id()
     status, _, _ = request(review_server, "GET", f"/api/board.svg?position={position}&mover=bottom&highlight={'9' * 4301}")
     assert status == 200
+    # "²" passes str.isdigit() and fails int(): it is no point to light up, not a dropped connection.
+    status, _, body = request(review_server, "GET", f"/api/board.svg?position={position}&mover=top&highlight=%C2%B2,8")
+    assert status == 200 and body.startswith(b"<svg")
+    assert request(review_server, "GET", "/api/crop/%C2%B2/1.png")[0] == 404
     assert request(review_server, "GET", "/files/" + "a" * 256)[0] == 404
     for method in ("OPTIONS", "TRACE", "BREW"):
         status, headers, body = request(review_server, method, "/api/state")
@@ -328,3 +337,19 @@ def test_a_refusal_for_changes_made_elsewhere_says_so_in_the_answer(review_serve
     assert status == 409 and doc["changed_elsewhere"] is True and "changed elsewhere" in doc["error"]
     status, doc = post_json(review_server, "/api/uncorrect", {"page": 3, "board": 2})
     assert status == 409 and "changed_elsewhere" not in doc
+
+
+def test_a_bug_in_a_route_is_a_500_with_a_message_and_the_server_goes_on(
+        review_server: ReviewServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from digitise.review import server as server_module
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(server_module, "board_svg", broken)
+    position = Position.initial().position_id()
+    status, headers, body = request(review_server, "GET", f"/api/board.svg?position={position}&mover=top")
+    assert status == 500 and headers["Content-Type"].startswith("application/json")
+    assert "internal error (RuntimeError: a bug)" in json.loads(body)["error"]
+    assert "Traceback" in caplog.text or any(r.exc_info for r in caplog.records)
+    assert request(review_server, "GET", "/api/state")[0] == 200

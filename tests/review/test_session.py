@@ -86,6 +86,30 @@ def test_a_correction_the_match_cannot_follow_is_refused_and_nothing_changes(
     assert not corrections_path(report).exists()
 
 
+def test_a_refusal_names_the_change_made_and_the_earlier_correction_it_clashes_with(
+    solved_sample: tuple[Path, str],
+) -> None:
+    report, _ = solved_sample
+    session = ReviewSession(report)
+    session.correct(TRUE_PLAY)
+    # An opening board left blank: the match then cannot reach 22/21 on board 3 (the earlier correction).
+    with pytest.raises(CorrectionRefused) as refused:
+        session.correct({"page": 1, "board": 1, "action": "blank"})
+    assert refused.value.reason == (
+        "no legal match reads page 1 board 1 as 'blank' together with the earlier correction of page 1 board 3 "
+        "('51: 22/21 8/3'): if that one is wrong, undo it first; nothing was changed")
+    assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
+
+
+def test_uncorrect_names_the_board_it_needs(solved_sample: tuple[Path, str]) -> None:
+    session = ReviewSession(solved_sample[0])
+    for place, words in (({"page": -1, "board": 1}, r"\$\.page: must be a whole number 1 to 9999, got -1"),
+                         ({"page": 10 ** 4000, "board": 1}, r"got 1000000\d*…$")):
+        with pytest.raises(InputError, match=words) as refused:
+            session.uncorrect(place)
+        assert len(str(refused.value)) < 300
+
+
 def test_corrections_file_that_no_longer_fits_is_a_clear_error(solved_sample: tuple[Path, str]) -> None:
     report, _ = solved_sample
     save_corrections(corrections_path(report), {(3, 2): "21: 13/11 5/4"}, report.name)
@@ -446,7 +470,11 @@ def test_a_corrections_file_spoilt_by_hand_is_never_saved_over(solved_sample: tu
             session.correct({"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"})
         assert saved.read_text(encoding="utf-8") == spoilt
         assert session.corrections == {(1, 3): "51: 22/21 8/3"}
-    saved.write_text(good, encoding="utf-8")
+    # The page says so as it loads, before any change is tried.
+    (problem,) = [m for m in session.state()["messages"] if "not JSON" in m]
+    assert "none can be saved or exported until the file is mended" in problem
+    saved.write_text(good, encoding="utf-8")  # as this session last wrote it: nothing to say
+    assert not any("changed elsewhere" in m or "not JSON" in m for m in session.state()["messages"])
     assert session.export_mat() == truth
     session.correct({"page": 1, "board": 5, "action": "move", "dice": [2, 1], "move": "13/11 5/4"})
     assert load_corrections(saved) == {(1, 3): "51: 22/21 8/3", (1, 5): "21: 13/11 5/4"}
@@ -463,6 +491,10 @@ def test_a_second_review_of_the_same_report_cannot_save_or_export_stale_correcti
     # Refused once, each has taken the file as it now is.
     for session in (saving, exporting):
         assert session.corrections == {(1, 3): "51: 22/21 8/3"} and session.export_mat() == truth
+    loading = ReviewSession(report)
+    correcting.uncorrect({"page": 1, "board": 3})
+    messages = loading.state()["messages"]  # a page loading its state takes the file as it is now, saying so
+    assert any("changed elsewhere" in m for m in messages) and loading.corrections == {}
 
 
 def test_one_turns_correction_keeps_the_boards_other_turn() -> None:

@@ -176,6 +176,8 @@ async function sendMatch(body, what) {
     try {
       const result = await api("api/match", body);
       document.activeElement?.blur();
+      // Set: the bar shows what the match now says (an emptied length shows the scan's), nothing "typed".
+      view.drawnMatch = null;
       await reload();
       showChanges(result, what);
       done = true;
@@ -201,7 +203,14 @@ async function applyPendingMatch() {
 
 function applyMatch() {
   const players = [document.getElementById("player-bottom").value.trim(), document.getElementById("player-top").value.trim()];
-  const lengthText = document.getElementById("match-length").value.trim();
+  const lengthInput = document.getElementById("match-length");
+  const lengthText = lengthInput.value.trim();
+  // A number field gives "" for text it cannot read (which would mean "as scanned"), and takes "1e1" as 10.
+  if (lengthInput.validity.badInput || (lengthText !== "" && !/^[0-9]{1,2}$/.test(lengthText))) {
+    document.getElementById("match-error").textContent =
+      "Length: a whole number from 0 (unlimited) to 64, or empty for the scan's.";
+    return Promise.resolve(false);
+  }
   const m = view.state.match || {};
   const body = {};
   // Only what differs from what is written now, or was set here before, is sent as the reviewer's.
@@ -551,7 +560,10 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault();
     if (item.matches("#turns li.turn")) {
       const chosen = visibleTurns().find((t) => String(t.id) === item.dataset.id);
-      if (chosen) {
+      // The turn shown already (the list holds the focus after j, k or a correction): Enter accepts, as
+      // everywhere else on the page.
+      if (chosen && chosen.id === view.current && event.key === "Enter") acceptPick();
+      else if (chosen) {
         select(chosen.id);
         document.querySelector(`#turns li[data-id="${chosen.id}"]`)?.focus();
       }
@@ -626,11 +638,39 @@ document.getElementById("save").addEventListener("click", async () => {
 });
 
 document.getElementById("export").addEventListener("click", async (event) => {
-  if (view.state && !view.state.can_export) { event.preventDefault(); return; }
-  if (matchDirty()) {
-    event.preventDefault();
-    if (await applyPendingMatch()) location.href = "api/export.mat";
-  }
+  // Fetched, not followed: a refused export (corrections changed elsewhere, a spoilt corrections file) would
+  // otherwise be a download the browser cancels without a word.
+  event.preventDefault();
+  if (view.state && !view.state.can_export) return;
+  if (!(await applyPendingMatch())) return;
+  const box = document.getElementById("changes");
+  await busyWith(async () => {
+    try {
+      let response;
+      try {
+        response = await fetch("api/export.mat");
+      } catch (err) {
+        throw new Error("the review server does not answer: is `digitise review` still running?");
+      }
+      if (!response.ok) {
+        let doc = {};
+        try { doc = await response.json(); } catch (ignored) { /* the status says enough */ }
+        const err = new Error(doc.error || `HTTP ${response.status}`);
+        err.changedElsewhere = Boolean(doc.changed_elsewhere);
+        throw err;
+      }
+      const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+      const link = el("a", { href: URL.createObjectURL(await response.blob()), download: named ? named[1] : "match.mat" });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+    } catch (err) {
+      await afterRefusal(err);
+      box.hidden = false;
+      box.replaceChildren(el("p", { class: "error" }, `Not exported: ${err.message}`));
+    }
+  });
 });
 
 window.addEventListener("beforeunload", (event) => {
