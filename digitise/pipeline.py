@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -389,6 +389,37 @@ FIRST_PAGE_SURE = 0.94
 ALIKE_BOARDS = 4
 
 
+#: How sure both player names of a page must be read, and how little alike (difflib's ratio, case aside) to
+#: the other pages' names, for the page to be noted as naming other players. Over the 3,322 pages of the
+#: benchmark sets, a name read this surely was at most once this unlike its match's (a 3-letter name, one
+#: side only); a page of another match differs in both.
+NAMES_SURE = 0.85
+NAMES_UNLIKE = 0.5
+
+
+def _players_read(page: PageReading) -> tuple[str, str] | None:
+    """The page's (bottom, top) player names when both were read surely (:data:`NAMES_SURE`), else None."""
+    found = []
+    for field_name in ("player_bottom", "player_top"):
+        entry = page.header.get(field_name) if isinstance(page.header, Mapping) else None
+        value = entry.get("value") if isinstance(entry, Mapping) else None
+        sure = entry.get("confidence") if isinstance(entry, Mapping) else None
+        if not isinstance(value, str) or not value.strip() or not isinstance(sure, (int, float)) or sure < NAMES_SURE:
+            return None
+        found.append(value.strip())
+    return found[0], found[1]
+
+
+def _same_players(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Whether each name of ``a`` is like one of ``b`` (in either seat: a recorder may swap them)."""
+    import difflib
+
+    def like(x: str, y: str) -> bool:
+        return difflib.SequenceMatcher(None, x.lower(), y.lower()).ratio() >= NAMES_UNLIKE
+
+    return all(any(like(x, y) for y in b) for x in a)
+
+
 def _page_names(readings: Readings) -> list[str]:
     """How the pages are named in messages: the file (its path from the pages' common folder when two
     files share a name), and the page within it when it holds several."""
@@ -454,6 +485,16 @@ def page_notes(readings: Readings) -> list[str]:
             notes.append(f"pages: {names[k]} is given twice (as pages {first[key] + 1} and {k + 1} of the match)")
         else:
             first[key] = k
+    # A page naming other players, read surely: a page of another match in the pile. Its boards may read
+    # as new games of this one without a misfit to show it.
+    players = [(k, named) for k, page in enumerate(readings.pages) if (named := _players_read(page)) is not None]
+    if len(players) >= 2:
+        agreeing = [sum(_same_players(a, b) for _, b in players) for _, a in players]
+        ref_k, ref = players[agreeing.index(max(agreeing))]
+        for k, named in players:
+            if not _same_players(named, ref):
+                notes.append(f"pages: {names[k]} names the players {named[0]} and {named[1]}, {names[ref_k]} "
+                             f"{ref[0]} and {ref[1]}: a page of another match?")
     marks = [_marks_read(page) for page in readings.pages]
     for j, later in enumerate(marks):
         for i in range(j):

@@ -629,6 +629,20 @@ def test_a_sheet_given_or_scanned_twice_is_noted(tmp_path: Path) -> None:
     ]
 
 
+def test_a_page_of_another_match_is_noted_by_the_players_it_names(tmp_path: Path) -> None:
+    """In the order given (no --order header), a page whose header names other players is said: its boards
+    read as new games of this match, with nothing flagged to show it."""
+    samples = ROOT / "samples"
+    pages = [samples / "alice-bruno" / "light" / "page-001.jpg", samples / "alice-bruno" / "light" / "page-002.jpg",
+             samples / "chen-dana" / "light" / "page-002.jpg", samples / "alice-bruno" / "light" / "page-003.jpg"]
+    result = run("scan", *pages, "-o", tmp_path / "m.mat", "--report", tmp_path / "m.json")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    note = ("pages: chen-dana/light/page-002.jpg names the players Chen and Dana, alice-bruno/light/page-001.jpg "
+            "Alice and Bruno: a page of another match?")
+    assert f"digitise: note: {note}" in result.stderr.splitlines()
+    assert note in json.loads((tmp_path / "m.json").read_text())["notes"]
+
+
 def test_a_mistyped_page_stops_the_scan_before_any_work(tmp_path: Path) -> None:
     light = ROOT / "samples" / "alice-bruno" / "light"
     result = run("scan", light / "page-001.jpg", tmp_path / "page-02.jpg", "-o", tmp_path / "m.mat")

@@ -132,6 +132,20 @@ def test_corrections_are_hard_constraints() -> None:
     assert result.report["summary"]["flagged"] > 0  # later boards no longer fit, and say so
 
 
+def test_a_correction_opening_a_game_with_a_doublet_is_not_honoured() -> None:
+    """Each player throws one die to open: a reviewer's 66 on a game's first board fits nowhere, and says so
+    (it was honoured, and made up a one-turn game with a result)."""
+    from digitise.solve.corrections import unfitting
+
+    match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
+    readings = _certain(match)
+    corrections = {(1, 1): "66: 24/18 24/18 13/7 13/7"}
+    result = solve(readings, players=match.players, length=match.length, corrections=corrections)
+    assert unfitting(result.report, corrections) == [(1, 1)]
+    first = result.report["games"][0]["turns"][0]
+    assert first["dice"] != [6, 6] and "correction does not fit" in first["reasons"]
+
+
 def test_correction_language() -> None:
     spec = parse_correction("top 52: 13/8 bar/20*; top wins 2")
     assert spec.player is Side.TOP and spec.roll is not None and str(spec.roll) == "52"

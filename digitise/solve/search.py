@@ -516,8 +516,9 @@ class Searcher:
         self.doubled = False
         for pre_events, pre, pre_name in self._answers(state):
             self._explain_turn(pre, pre_events, pre_name, ev, options, floor, thorough)
-            if forced is not None and forced.roll is not None:
-                # The reviewer's roll may be one the marks never suggested.
+            if forced is not None and forced.roll is not None and not (pre.on_roll is None and forced.roll.is_double):
+                # The reviewer's roll may be one the marks never suggested (but a game never opens with a
+                # doublet: such a correction fits nowhere, and is refused as one that does not fit).
                 sides = (pre.on_roll,) if pre.on_roll is not None else (Side.BOTTOM, Side.TOP)
                 results = [(cell, ev.numbers(cell)[:3]) for cell in ("Wres", "Bres") if cell in ev.listed]
                 for side in sides:
