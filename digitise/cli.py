@@ -31,6 +31,24 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class _OutputFile(click.Path):
+    """An output file's path: one written with a trailing slash names a folder, and pathlib would drop the slash
+    (``-o out/sub/`` wrote a file named ``out/sub``)."""
+
+    name = "file"
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
+            self.fail(f"{value!r} names a folder (it ends with {value[-1]}): give a file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUTPUT_FILE = _OutputFile()
+
+
 def _reports_errors(func: F) -> F:
     """Turn DigitiseError into a one-line message and its exit code: the one handler."""
 
@@ -97,8 +115,8 @@ def _players(value: str | None) -> tuple[str, str] | None:
 
 @cli.command()
 @click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="The .mat file to write.")
-@click.option("--report", type=click.Path(path_type=Path), help="The report JSON (for the review page).")
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="The .mat file to write.")
+@click.option("--report", type=OUTPUT_FILE, help="The report JSON (for the review page).")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--template", help="Template name or JSON file (default: found from the page).")
@@ -291,7 +309,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 
 @cli.command()
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter (landscape), or a geometry JSON.")
-@click.option("-o", "--output", type=click.Path(path_type=Path),
+@click.option("-o", "--output", type=OUTPUT_FILE,
               help="FILE.pdf (vector, print at 100 %) or FILE.png (raster at --dpi).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=300, show_default=True, help="Resolution of a PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the geometry JSON instead.")
@@ -430,7 +448,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 
 @cli.command()
 @click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The readings JSON to write.")
 @click.option("--template", help="Template name (a4, letter) or geometry JSON (default: found from each page).")
 @click.option("--debug-dir", type=click.Path(path_type=Path),
@@ -479,9 +497,9 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 
 @cli.command("solve")
 @click.argument("readings", type=click.Path(path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The .mat file to write.")
-@click.option("--report", type=click.Path(path_type=Path), help="The report JSON to write.")
+@click.option("--report", type=OUTPUT_FILE, help="The report JSON to write.")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
 @click.option("--corrections", type=click.Path(path_type=Path),
@@ -511,8 +529,48 @@ for _command in cli.commands.values():
                                         callback=_verbose_here, is_eager=True))
 
 
+class _PipeGuard:
+    """A text stream that drops what is written once its reader has gone (``digitise batch ... | head``).
+
+    A closed pipe must not stop a batch half way, nor turn a finished one
+    into an internal error: the work goes on and exits as it would have, and
+    only its messages are lost, as the reader chose.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._lose()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lose()
+
+    def _lose(self) -> None:
+        self._gone = True
+        # Python flushes the stream once more at exit: its descriptor now leads to /dev/null, so that cannot fail.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console-script entry point: usage errors as one line too, like every other error."""
+    sys.stdout, sys.stderr = _PipeGuard(sys.stdout), _PipeGuard(sys.stderr)  # type: ignore[assignment]
     try:
         code = cli.main(prog_name="digitise", standalone_mode=False)
     except click.UsageError as exc:

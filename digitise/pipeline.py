@@ -540,6 +540,8 @@ class JobResult:
     notes: tuple[str, ...] = field(default=())
     #: The match's report (for ``digitise review``), when it has one.
     report: str | None = None
+    #: For a failed job, the exit code its error alone would give (an output that cannot be written is 4).
+    code: int = 0
 
     @property
     def needs_review(self) -> bool:
@@ -688,11 +690,12 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     except DigitiseError as exc:
         # The summary line must say which match failed, even when the error names no file.
         reason = exc.message if exc.path else f"{job.name}: {exc.message}"
-        return JobResult(job.name, "failed", job.page_count, reason, seconds=time.perf_counter() - start)
+        return JobResult(job.name, "failed", job.page_count, reason, seconds=time.perf_counter() - start,
+                         code=int(exc.exit_code))
     except Exception as exc:  # a bug in one job must not cost the batch
         log.debug("job %s crashed", job.name, exc_info=True)
         return JobResult(job.name, "failed", job.page_count, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
-                         seconds=time.perf_counter() - start)
+                         seconds=time.perf_counter() - start, code=int(ExitCode.INTERNAL))
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
     return JobResult(job.name, status, job.page_count, turns=summary.turns, flagged=summary.flagged,
                      seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes,
@@ -773,11 +776,17 @@ class BatchSummary:
 
     @property
     def exit_code(self) -> ExitCode:
-        """OUTPUT if the summary could not be written, BAD_INPUT if a job failed, FLAGGED if one needs review, else OK."""
+        """OUTPUT if the summary or a match's files could not be written, INTERNAL if a job met a bug,
+        BAD_INPUT if a job failed otherwise, FLAGGED if one needs review, else OK."""
         if self.summary_error is not None:
             return self.summary_error.exit_code
         statuses = {r.status for r in self.results}
         if "failed" in statuses:
+            codes = {r.code for r in self.results if r.status == "failed"}
+            # A full disk or a folder not writable fails every match after it: said as 4, as scan says it.
+            for code in (ExitCode.OUTPUT, ExitCode.INTERNAL):
+                if code in codes:
+                    return code
             return ExitCode.BAD_INPUT
         # A match converted by an earlier run and still to review counts as much as one converted now: a
         # re-run must not say all is well where the first run said look.
@@ -801,7 +810,7 @@ class BatchSummary:
         """
         jobs = []
         for r in self.results:
-            job = {k: v for k, v in asdict(r).items() if k != "seconds"}
+            job = {k: v for k, v in asdict(r).items() if k not in ("seconds", "code")}
             if folder is not None and r.report:
                 job["report"] = Path(os.path.relpath(real_path(r.report), real_path(folder))).as_posix()
             jobs.append(job)

@@ -547,6 +547,25 @@ def test_a_damaged_jpeg_is_read_and_named_below_python(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [expected], done.stderr
 
 
+def test_a_batch_whose_reader_has_gone_finishes_and_exits_as_it_would(tmp_path: Path) -> None:
+    """`digitise batch ... | head`: the messages are lost once the pipe closes, the batch is not (it exited 10)."""
+    import subprocess
+    import sys
+
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "notes.txt").write_text("not a page\n")
+    shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "m1.jpg")
+    child = subprocess.Popen([sys.executable, "-c", "from digitise.cli import main; main()", "batch", str(scans),
+                              "-o", str(tmp_path / "out"), "--jobs", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # the reader gone before the first line
+    child.stderr.close()
+    assert child.wait(timeout=300) == int(ExitCode.BAD_INPUT)  # notes.txt failed; m1 converted
+    assert (tmp_path / "out" / "m1.mat").is_file() and (tmp_path / "out" / "summary.json").is_file()
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess
@@ -650,6 +669,18 @@ def test_a_mistyped_page_stops_the_scan_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "m.mat").exists()
 
 
+@pytest.mark.parametrize("option", ["-o", "--report"])
+def test_an_output_file_written_as_a_folder_is_a_usage_error(tmp_path: Path, option: str) -> None:
+    """pathlib drops a trailing slash: `-o out/sub/` wrote a file named out/sub."""
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    outputs = {"-o": str(tmp_path / "m.mat"), "--report": str(tmp_path / "m.json")}
+    outputs[option] = f"{tmp_path / 'sub'}/"
+    result = run("scan", light / "page-001.jpg", "-o", outputs["-o"], "--report", outputs["--report"])
+    assert result.exit_code == int(ExitCode.USAGE), result.output
+    assert "names a folder (it ends with /): give a file name" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("report", ["", ".", "/"])
 def test_a_report_that_names_no_file_is_an_output_error(tmp_path: Path, report: str) -> None:
     light = ROOT / "samples" / "alice-bruno" / "light"
@@ -708,6 +739,33 @@ def test_a_batch_whose_summary_cannot_be_written_still_lists_what_failed(
     assert any(line.startswith("digitise: failed:") and "notes.txt" in line for line in lines)
     assert lines[-1].startswith("digitise: error: ") and "summary.json" in lines[-1] and "No space" in lines[-1]
     assert "summary in" not in result.stdout
+
+
+def test_a_batch_that_cannot_write_a_matchs_files_exits_as_scan_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk fails the match with its reason, and the batch exits 4 (an output), not 3 (an input)."""
+    from digitise import pipeline
+    from digitise.errors import OutputError
+
+    real_write = pipeline.write_atomic
+
+    def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
+        if str(path).endswith(".report.json"):
+            raise OutputError("cannot write: No space left on device", path)
+        return real_write(path, content, overwrite=overwrite)
+
+    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    scans = tmp_path / "scans"
+    (scans / "m1").mkdir(parents=True)
+    shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "m1" / "page-001.jpg")
+    (scans / "notes.txt").write_text("not a page\n")  # a bad input beside it: the output error still decides
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.OUTPUT), result.output
+    assert any(line.startswith("digitise: failed:") and "No space left on device" in line
+               for line in result.stderr.splitlines())
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {job["name"]: job["status"] for job in summary["jobs"]} == {"m1": "failed", "notes.txt": "failed"}
+    assert all("code" not in job for job in summary["jobs"])
 
 
 def test_pictures_digitise_cannot_read_inside_a_match_folder_are_reported(tmp_path: Path) -> None:
