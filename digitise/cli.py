@@ -292,19 +292,30 @@ def _stderr_may_be_gone() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _stopped_by_sigterm() -> Iterator[None]:
-    """SIGTERM (a service manager, `kill`) stops like Ctrl-C: the batch ends its workers and says what is left."""
+    """SIGTERM (a service manager, `kill`) stops like Ctrl-C: the batch ends its workers and says what is left.
+
+    Only the first of them stops it: a second (Ctrl-C pressed twice, or `timeout` signalling the process and
+    then its group) would cut short the stopping itself, and the summary of what is left would be lost.
+    """
+    stopping = False
+
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise KeyboardInterrupt
 
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
+        previous = {signum: signal.signal(signum, interrupt) for signum in (signal.SIGTERM, signal.SIGINT)}
     except ValueError:  # not the main thread (a test runner's): nothing to install
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            # Once stopping, the process is on its way out: a late second signal must not end it mid-message.
+            signal.signal(signum, signal.SIG_IGN if stopping else handler)
 
 
 @cli.command()

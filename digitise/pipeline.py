@@ -906,14 +906,16 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
     workers = max(1, min(jobs or cores, cores, len(todo) or 1))
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
+    begun = time.time()
     try:
         _run_jobs(todo, own, results, workers, progress, page_progress, runner)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
-            results.setdefault(job.name, JobResult(job.name, "interrupted", job.page_count,
-                                                   f"{job.name}: not converted: the batch was interrupted "
-                                                   "(the same command again converts it)"))
+            if job.name not in results:
+                results[job.name] = _written_meanwhile(job, begun) or JobResult(
+                    job.name, "interrupted", job.page_count,
+                    f"{job.name}: not converted: the batch was interrupted (the same command again converts it)")
         summary = _summarise(found, failed, results, input_dir, output_dir, start)
         raise BatchInterrupted(summary) from None
     return _summarise(found, failed, results, input_dir, output_dir, start)
@@ -959,6 +961,9 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
                 pool.shutdown(wait=False, cancel_futures=True)
                 for process in workers_now:
                     process.terminate()
+                # Gone before the summary is written, so that it tells what is on disk.
+                for process in workers_now:
+                    process.join(timeout=10)
                 raise
             relay_pages()
         if events is not None:
@@ -1004,6 +1009,19 @@ def _summarise(found: list[Job], failed: list[JobResult], results: dict[str, Job
     except OSError as exc:  # the link could not be taken away
         return replace(summary, summary_error=OutputError(f"cannot write: {exc.strerror or exc}", target))
     return summary
+
+
+def _written_meanwhile(job: Job, begun: float) -> JobResult | None:
+    """A match whose worker wrote its ``.mat`` (the last of its files) after ``begun`` though the batch was
+    stopped before hearing of it: converted, as the disk shows (the summary must not say otherwise)."""
+    try:
+        if job.output.stat().st_mtime < begun:
+            return None
+    except OSError:
+        return None
+    found = _converted_before(job)
+    status = "flagged" if found.flagged or found.notes or found.page_errors else "done"
+    return replace(found, status=status, reason="")
 
 
 def _converted_before(job: Job) -> JobResult:

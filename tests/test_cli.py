@@ -566,6 +566,36 @@ def test_a_batch_whose_reader_has_gone_finishes_and_exits_as_it_would(tmp_path: 
     assert (tmp_path / "out" / "m1.mat").is_file() and (tmp_path / "out" / "summary.json").is_file()
 
 
+def test_ctrl_c_twice_still_stops_the_batch_with_its_summary(tmp_path: Path) -> None:
+    """The second Ctrl-C (or `timeout` signalling the process, then its group) does not cut the stopping short:
+    summary.json lists what is left, and the exit is 130 (the second signal killed the batch, or lost the summary)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scans = tmp_path / "scans"
+    for name in ("m1", "m2", "m3"):
+        (scans / name).mkdir(parents=True)
+        for page in sorted((ROOT / "samples" / "chen-dana" / "light").glob("page-*.jpg")):
+            shutil.copy(page, scans / name / page.name)
+    child = subprocess.Popen([sys.executable, "-c", "from digitise.cli import main; main()", "batch", str(scans),
+                              "-o", str(tmp_path / "out"), "--jobs", "2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "out").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # reading the first match
+    child.send_signal(signal.SIGINT)
+    time.sleep(0.02)  # while the batch stops its workers
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "digitise: interrupted: " in stderr and "not converted (listed in" in stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"].get("interrupted", 0) >= 2
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess

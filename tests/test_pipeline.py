@@ -435,6 +435,27 @@ def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path
     assert not (out / "m1.mat").exists() or jobs == 1
 
 
+def test_a_match_written_as_the_batch_was_stopped_is_listed_as_converted(tmp_path: Path) -> None:
+    """Stopped after a match's files were all written but before its result came back: the summary says what
+    the disk holds (it said "interrupted" beside a complete .mat)."""
+    out = tmp_path / "out"
+
+    def written_then_stopped(job: Job, options: ScanOptions) -> JobResult:
+        if job.name == "m2":
+            write_atomic(job.report, json.dumps({"summary": {"turns": 12, "flagged": 2}}))
+            write_atomic(job.output, "written\n")
+            raise KeyboardInterrupt
+        return _fake_runner(job, options)
+
+    with pytest.raises(BatchInterrupted) as info:
+        batch(_tree(tmp_path), out, ScanOptions(), jobs=1, runner=written_then_stopped)
+    found = {r.name: r for r in info.value.summary.results}
+    assert (found["m2"].status, found["m2"].turns, found["m2"].flagged) == ("flagged", 12, 2)
+    assert found["single"].status == "interrupted"
+    jobs = {j["name"]: j["status"] for j in json.loads((out / "summary.json").read_text())["jobs"]}
+    assert jobs["m2"] == "flagged" and jobs["single"] == "interrupted"
+
+
 def test_a_match_folder_loses_no_page_without_a_word(tmp_path: Path) -> None:
     """A picture named without a picture's suffix is a page; a page that is a link leading nowhere is kept, for
     reading to name; a scanner's notes and index files are not pages."""
