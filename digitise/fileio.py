@@ -195,10 +195,33 @@ def read_text(path: str | Path, what: str, error: type[InputError] = InputError)
         raise error(f"not {what} (not UTF-8 text)", source) from exc
 
 
+class _RepeatedKey(ValueError):
+    """A key given twice in one JSON object: json.loads keeps the last one without a word."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return found
+
+
 def parse_json(text: str, source: str | Path | None, what: str, error: type[InputError] = InputError) -> Any:
-    """The JSON document ``text`` (from ``source``), or ``error`` saying where it stops being JSON."""
+    """The JSON document ``text`` (from ``source``), or ``error`` saying where it stops being JSON.
+
+    A key given twice in one object is an error too: a hand-edited corrections
+    file with two entries for one board would otherwise lose one unseen.
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        key = str(exc.args[0])
+        raise error(f"not {what}: the key {key[:40]!r} is given twice in one object (which one is meant?)",
+                    source) from exc
     except json.JSONDecodeError as exc:
         raise error(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:

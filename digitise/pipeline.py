@@ -615,6 +615,10 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
                                                               "digitise does not read: save the page as PNG, JPEG "
                                                               "or PDF"))
             continue
+        elif entry.is_symlink() and not entry.exists():
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: is a link that leads nowhere (a loop or a "
+                                                              "missing target)"))
+            continue
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
             continue

@@ -145,3 +145,17 @@ def test_pages_sort_naturally_whatever_digits_their_names_hold() -> None:
     ordered = [p.name for p in sorted((Path("scans") / n for n in names), key=natural_key)]
     # "²" is a digit to str.isdigit() but not a number to int(): it sorts as text, it does not stop the batch.
     assert ordered == ["1²2.png", "page٣.png", "Page9.png", "page9.png", "page10.png", "x.png"]
+
+
+def test_a_key_given_twice_in_a_json_input_is_an_error(tmp_path: Path) -> None:
+    from digitise.fileio import load_json
+
+    path = tmp_path / "c.json"
+    path.write_text('{"1:1": "31: 8/5 6/5", "nested": {"a": 1}, "1:1": "42: 8/4 6/4"}')
+    with pytest.raises(InputError, match=r"c\.json: not a corrections file: the key '1:1' is given twice"):
+        load_json(path, "a corrections file")
+    path.write_text('{"a": {"b": 1, "b": 2}}')
+    with pytest.raises(InputError, match="the key 'b' is given twice"):
+        load_json(path, "a corrections file")
+    path.write_text('{"a": [{"b": 1}, {"b": 2}]}')  # the same key in two objects is no repeat
+    assert load_json(path, "a corrections file") == {"a": [{"b": 1}, {"b": 2}]}

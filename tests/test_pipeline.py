@@ -61,6 +61,19 @@ def test_find_jobs_one_match_per_folder_or_file(tmp_path: Path) -> None:
     assert all(r.reason for r in failed)
 
 
+def test_a_link_loop_among_the_matches_is_named_as_one(tmp_path: Path) -> None:
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "loopA").symlink_to(scans / "loopB")
+    (scans / "loopB").symlink_to(scans / "loopA")
+    (scans / "gone.png").symlink_to(tmp_path / "nowhere.png")
+    jobs, failed = find_jobs(scans, tmp_path / "out")
+    reasons = {r.name: r.reason for r in failed}
+    assert reasons["loopA"] == f"{scans / 'loopA'}: is a link that leads nowhere (a loop or a missing target)"
+    assert reasons["loopB"].endswith("is a link that leads nowhere (a loop or a missing target)")
+    assert [j.name for j in jobs] == ["gone"]  # a page by its name: reading it says the link leads nowhere
+
+
 def test_find_jobs_not_a_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such folder"):
         find_jobs(tmp_path / "missing", tmp_path / "out")

@@ -22,6 +22,7 @@ import io
 import logging
 import os
 import re
+import stat
 import struct
 import sys
 import tempfile
@@ -1228,6 +1229,13 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         document.close()
 
 
+def _is_fifo(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     """Every page of ``path`` in order: a :class:`PageImage`, or a :class:`PageError` for a bad page.
 
@@ -1237,7 +1245,7 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     file = Path(path)
     data = read_input(file)
     if not data:
-        raise InputError("empty file", file)
+        raise InputError("empty: a named pipe nothing was written to" if _is_fifo(file) else "empty file", file)
     kind = _kind(data[:1024])
     if kind is None:
         known = _unread_format(data[:1024])

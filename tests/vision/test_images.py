@@ -791,7 +791,7 @@ def test_devices_and_pipes(tmp_path: Path) -> None:
     assert info.value.reason == "not a file (a device or socket)"
     fifo = tmp_path / "fifo.png"
     os.mkfifo(fifo)
-    with pytest.raises(InputError, match="empty file"):
+    with pytest.raises(InputError, match="empty: a named pipe nothing was written to"):
         load_pages(fifo)
     ok, encoded = cv2.imencode(".png", _page())
     assert ok
