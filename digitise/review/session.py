@@ -679,7 +679,11 @@ class ReviewSession:
             return
         roll, moves = forced.roll, list(forced.moves)
         plays = legal_plays(position, roll)
-        who = turn.get("player", "the mover")
+        side = turn.get("player")
+        players = self._match_header().get("players")
+        # Named as the page names the players (the side alone means little to the person who recorded it).
+        who = (f"{players[0 if side == 'bottom' else 1]} ({side})" if players and side in ("bottom", "top")
+               else str(side or "the mover"))
         if not moves:
             if plays:
                 examples = ", ".join(sorted(str(p) for p in plays)[:3])

@@ -428,3 +428,20 @@ def test_a_refused_export_and_a_spoilt_corrections_file_are_said(
         assert "not JSON" in page.inner_text("#changes")
         page.reload()
         page.wait_for_selector("#messages:has-text('none can be saved or exported until the file is mended')")
+
+
+def test_the_page_fits_a_phone_screen(browser_page: Any, solved_sample: tuple[Path, str]) -> None:
+    """At 390 px wide nothing sticks out past the screen's edge (the candidates and the toolbar did)."""
+    report, _ = solved_sample
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 800})
+    with served(ReviewSession(report)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("li.candidate")
+        page.wait_for_load_state("networkidle")
+        outside = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+            .map((e) => `${e.tagName}#${e.id}.${e.className}`)""")
+        assert outside == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        screenshot(page, "5-phone")

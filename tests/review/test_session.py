@@ -63,10 +63,10 @@ def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> No
 def test_illegal_typed_move_is_refused_with_the_legal_ones(solved_sample: tuple[Path, str]) -> None:
     report, _ = solved_sample
     session = ReviewSession(report)
-    with pytest.raises(CorrectionRefused, match=r"22/21 8/2 is not a legal play of 51 for bottom here; "
+    with pytest.raises(CorrectionRefused, match=r"22/21 8/2 is not a legal play of 51 for Alice \(bottom\) here; "
                                                r"legal plays include .*22/21 13/8"):
         session.correct({**TRUE_PLAY, "move": "22/21 8/2"})
-    with pytest.raises(CorrectionRefused, match="51 can be played by bottom here"):
+    with pytest.raises(CorrectionRefused, match=r"51 can be played by Alice \(bottom\) here"):
         session.correct({**TRUE_PLAY, "move": ""})
     assert not corrections_path(report).exists()
 
