@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import logging
 import os
 import shlex
@@ -581,6 +582,11 @@ class _PipeGuard:
 
 def main() -> None:
     """Console-script entry point: usage errors as one line too, like every other error."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not UTF-8 (an old disk, a Windows share) comes back as the bytes it was given:
+        # printed strictly, it made a finished scan an internal error in a UTF-8 locale.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="surrogateescape")
     sys.stdout, sys.stderr = _PipeGuard(sys.stdout), _PipeGuard(sys.stderr)  # type: ignore[assignment]
     try:
         code = cli.main(prog_name="digitise", standalone_mode=False)

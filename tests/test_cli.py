@@ -596,6 +596,27 @@ def test_ctrl_c_twice_still_stops_the_batch_with_its_summary(tmp_path: Path) -> 
     assert summary["counts"].get("interrupted", 0) >= 2
 
 
+def test_a_file_name_that_is_not_utf8_is_printed_as_given(tmp_path: Path) -> None:
+    """In a UTF-8 locale Python prints strictly: a page or output named with other bytes made a finished scan
+    exit 10. Printed back as the bytes given, in the summary and in errors alike."""
+    import os
+    import subprocess
+    import sys
+
+    folder = os.fsencode(tmp_path)
+    page = folder + b"/p\xfe.jpg"
+    shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", os.fsdecode(page))
+    output = folder + b"/m\xff.mat"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    command = [sys.executable.encode(), b"-c", b"from digitise.cli import main; main()", b"scan", page, b"-o", output]
+    done = subprocess.run(command, capture_output=True, env=env, timeout=300, check=False)
+    assert done.returncode == int(ExitCode.FLAGGED), done.stderr
+    assert done.stdout.startswith(output + b": 1 page")
+    again = subprocess.run(command, capture_output=True, env=env, timeout=300, check=False)
+    assert again.returncode == int(ExitCode.OUTPUT)
+    assert again.stderr.startswith(b"digitise: error: " + output + b": exists already")
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess
