@@ -701,7 +701,9 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
         return JobResult(job.name, "failed", job.page_count, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start, code=int(ExitCode.INTERNAL))
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
-    return JobResult(job.name, status, job.page_count, turns=summary.turns, flagged=summary.flagged,
+    # The pages as read: a damaged TIFF or PDF may hold more than could be counted before reading it.
+    pages = max(job.page_count, summary.pages + len(summary.page_errors))
+    return JobResult(job.name, status, pages, turns=summary.turns, flagged=summary.flagged,
                      seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes,
                      report=str(job.report))
 

@@ -9,6 +9,7 @@ without it.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable, Sequence
@@ -817,6 +818,25 @@ def test_a_batch_that_cannot_write_a_matchs_files_exits_as_scan_does(
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert {job["name"]: job["status"] for job in summary["jobs"]} == {"m1": "failed", "notes.txt": "failed"}
     assert all("code" not in job for job in summary["jobs"])
+
+
+def test_a_cut_tiff_counts_the_pages_it_held_in_the_batch(tmp_path: Path) -> None:
+    """A 3-page TIFF cut in its last page: counted as 1 page before reading (its frames cannot be counted),
+    it is listed with the 3 pages reading found (2 read, 1 named as damaged)."""
+    from PIL import Image
+
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    frames = [Image.open(light / f"page-00{n}.jpg").convert("L") for n in (1, 2, 3)]
+    whole = io.BytesIO()
+    frames[0].save(whole, format="TIFF", save_all=True, append_images=frames[1:], compression="tiff_deflate")
+    data = whole.getvalue()
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "m1.tif").write_bytes(data[: len(data) * 9 // 10])
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    (job,) = json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]
+    assert job["pages"] == 3 and len(job["page_errors"]) == 1 and "page 3" in job["page_errors"][0]
 
 
 def test_pictures_digitise_cannot_read_inside_a_match_folder_are_reported(tmp_path: Path) -> None:
