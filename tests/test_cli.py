@@ -820,6 +820,7 @@ def test_a_batch_that_cannot_write_a_matchs_files_exits_as_scan_does(
     assert all("code" not in job for job in summary["jobs"])
 
 
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data:UserWarning")  # pytest resets the module's own filter
 def test_a_cut_tiff_counts_the_pages_it_held_in_the_batch(tmp_path: Path) -> None:
     """A 3-page TIFF cut in its last page: counted as 1 page before reading (its frames cannot be counted),
     it is listed with the 3 pages reading found (2 read, 1 named as damaged)."""
