@@ -348,7 +348,8 @@ def readings_beside(report: Path) -> Path:
 
 
 #: The note of ``--order header`` when some page's number could not be read.
-ORDER_KEPT = "page order: not every page's number could be read surely; the pages are in the order given"
+ORDER_KEPT = ("page order: not every page's number could be read surely (read: {numbers}; ? unsure); the pages are "
+              "in the order given")
 ORDER_BROKEN = ("page order: the page numbers read ({numbers}) do not run from {first} to {last} once each "
                 "(a page missing, one from another match, or a number misread); the pages are in the order given")
 #: How sure a page number must be read to sort the pile by it (a guess would move a page for nothing).
@@ -367,12 +368,12 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
 
     from digitise.notation.readings import written_page_number
 
-    numbers = []
-    for page in readings.pages:
-        number, sure = written_page_number(page)
-        if number is None or number < 1 or sure < ORDER_SURE:
-            return readings, ORDER_KEPT
-        numbers.append(number)
+    read = [written_page_number(page) for page in readings.pages]
+    if any(number is None or number < 1 or sure < ORDER_SURE for number, sure in read):
+        shown = ", ".join("?" if number is None else f"{number}?" if sure < ORDER_SURE or number < 1 else str(number)
+                          for number, sure in read)
+        return readings, ORDER_KEPT.format(numbers=shown)
+    numbers = [number for number, _ in read if number is not None]
     if numbers and sorted(numbers) != list(range(min(numbers), min(numbers) + len(numbers))):
         return readings, ORDER_BROKEN.format(numbers=", ".join(map(str, numbers)), first=min(numbers),
                                              last=min(numbers) + len(numbers) - 1)
@@ -603,6 +604,8 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
                                                                   f"{exc.strerror or exc}"))
                 continue
             if not pages:
+                if (entry / SUMMARY_NAME).is_file():
+                    continue  # an earlier batch's output folder, left in the input: not a match, and no fault
                 failed.append(JobResult(entry.name, "failed", 0, f"{entry}: no image or PDF inside"))
                 continue
             name = entry.name
@@ -901,7 +904,14 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
-            results[job.name] = _converted_before(job)
+            done = _converted_before(job)
+            lost = [path.name for path in (job.report, readings_beside(job.report)) if not path.exists()]
+            if lost:
+                # Its .mat stands, but the review of it needs the files beside it: said, not left to the review.
+                gone = f"{lost[0]} is gone: the review page needs it" if len(lost) == 1 else \
+                    f"{' and '.join(lost)} are gone: the review page needs them"
+                done = replace(done, notes=(*done.notes, f"{gone}; --force converts the match again"))
+            results[job.name] = done
         else:
             todo.append(job)
     for r in (*failed, *results.values()):

@@ -916,6 +916,7 @@ def test_a_re_run_counts_the_flags_the_review_left(tmp_path: Path) -> None:
     out.mkdir()
     (out / "m1.mat").write_text("done\n")
     (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    (out / "m1.report.readings.json").write_text("{}")
     (out / "m1.report.corrections.json").write_text(json.dumps(
         {"format": "digitise-corrections", "version": 2, "summary": {"games": 1, "turns": 40, "flagged": 0},
          "corrections": {"1:2": "double"}}))
@@ -923,6 +924,20 @@ def test_a_re_run_counts_the_flags_the_review_left(tmp_path: Path) -> None:
     assert result.exit_code == int(ExitCode.OK), result.output
     assert "flagged" not in result.stderr
     assert json.loads((out / "summary.json").read_text())["jobs"][0]["flagged"] == 0
+
+
+def test_a_re_run_says_when_a_converted_matchs_report_is_gone(tmp_path: Path) -> None:
+    """The .mat is written last, so a match with its .mat was converted whole; files deleted since are said."""
+    scans, out = tmp_path / "scans", tmp_path / "out"
+    (scans / "m1").mkdir(parents=True)
+    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
+    out.mkdir()
+    (out / "m1.mat").write_text("done\n")
+    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 0}}))
+    result = run("batch", scans, "-o", out, "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert ("digitise: note: m1: m1.report.readings.json is gone: the review page needs it; --force converts the "
+            "match again") in result.stderr.splitlines()
 
 
 def test_closed_out_turns_are_counted_in_the_report(tmp_path: Path) -> None:

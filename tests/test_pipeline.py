@@ -61,6 +61,19 @@ def test_find_jobs_one_match_per_folder_or_file(tmp_path: Path) -> None:
     assert all(r.reason for r in failed)
 
 
+def test_an_earlier_batchs_output_folder_left_in_the_input_is_no_match(tmp_path: Path) -> None:
+    scans = _tree(tmp_path)
+    old = scans / "converted-last-week"
+    old.mkdir()
+    (old / "m1.mat").write_text("done\n")
+    (old / "summary.json").write_text("{}")
+    jobs, failed = find_jobs(scans, tmp_path / "out")
+    assert "converted-last-week" not in {j.name for j in jobs} | {r.name for r in failed}
+    (old / "summary.json").unlink()  # without its summary it is a folder with no page: said so
+    assert any(r.name == "converted-last-week" and "no image or PDF inside" in r.reason
+               for r in find_jobs(scans, tmp_path / "out")[1])
+
+
 def test_a_link_loop_among_the_matches_is_named_as_one(tmp_path: Path) -> None:
     scans = tmp_path / "scans"
     scans.mkdir()
@@ -275,13 +288,17 @@ def test_order_by_header_sorts_by_the_written_page_number() -> None:
     assert [p.header["page"]["value"] for p in readings.pages] == ["1", "2", "3"] and note is None
 
 
-@pytest.mark.parametrize("numbers", [["2", None], ["2", "two"], ["1", " "], ["1", "0"]])
-def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_missing(numbers: list[object]) -> None:
-    from digitise.pipeline import ORDER_KEPT, order_by_header
+@pytest.mark.parametrize(("numbers", "shown"), [(["2", None], "2, ?"), (["2", "two"], "2, ?"), (["1", " "], "1, ?"),
+                                               (["1", "0"], "1, 0?")])
+def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_missing(numbers: list[object],
+                                                                                   shown: str) -> None:
+    from digitise.pipeline import order_by_header
 
     given = _paged(numbers)
     readings, note = order_by_header(given)
-    assert readings == given and note == ORDER_KEPT
+    # The note lists the numbers read, as the README says: they show a page missing or out of place.
+    assert readings == given and note == (f"page order: not every page's number could be read surely (read: {shown}; "
+                                          "? unsure); the pages are in the order given")
 
 
 def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
@@ -292,7 +309,7 @@ def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
     given = _paged(["2", "1"])
     unsure = replace(given.pages[1], header={"page": {"value": "1", "confidence": 0.49}})
     given = replace(given, pages=(given.pages[0], unsure))
-    assert order_by_header(given) == (given, ORDER_KEPT)
+    assert order_by_header(given) == (given, ORDER_KEPT.format(numbers="2, 1?"))
 
 
 @pytest.mark.parametrize(("numbers", "told"), [(["1", "2", "2", "3"], "1, 2, 2, 3) do not run from 1 to 4"),
@@ -369,9 +386,10 @@ def test_scan_keeps_the_given_order_with_a_note_the_review_page_keeps(tmp_path: 
     page = tmp_path / "p.png"
     page.write_bytes(b"not read: the reader is replaced")
     summary = scan([page], tmp_path / "m.mat", tmp_path / "m.report.json", ScanOptions(order="header"))
-    assert ORDER_KEPT in summary.notes and summary.exit_code is ExitCode.FLAGGED
+    kept = ORDER_KEPT.format(numbers="1, ?, 3, 4, 5, 6, 7, 8, 9?, 10, 11, 12?, 13, 14, 15?, 16, 17, 8")
+    assert kept in summary.notes and summary.exit_code is ExitCode.FLAGGED
     report = json.loads((tmp_path / "m.report.json").read_text())
-    assert report["scan_notes"] == [ORDER_KEPT] and report["notes"].count(ORDER_KEPT) == 1
+    assert report["scan_notes"] == [kept] and report["notes"].count(kept) == 1
 
 
 def test_pages_are_ordered_folder_by_folder_then_by_exact_name(tmp_path: Path) -> None:

@@ -1110,16 +1110,42 @@ def test_a_pile_out_of_order_is_not_a_missing_page() -> None:
     and no turn is flagged for a gap."""
     from digitise.solve import _page_sequence
 
-    gaps, own, notes = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
+    gaps, own, notes, _ = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
     assert gaps == {}
     assert len(notes) == 2 and all("out of order?" in n and "--order header" in n for n in notes)
     assert "pages 3, 4 come later in the pile" in notes[0]
     # Pages numbered in step with both neighbours, or with the one away from a gap, are the pile's own.
-    gaps, own, notes = _page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
+    gaps, own, notes, _ = _page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
     assert gaps == {4: (3, 5)} and own == {2, 3, 4, 5}
     assert notes == [("pages: the page numbers written jump from 3 to 5 between pages 3 and 4 of the pile "
                       "(p3.png, p4.png): page 4 missing? The first turn after the gap is flagged, and the rest of "
                       "the match rests on it")]
+
+
+def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> None:
+    """1, 2, 4, 3, 5: no jump that both sides confirm, so no gap; but every number is there once, read surely,
+    out of order. The first turn of the page out of its place is flagged, the rest follows it, and no turn is
+    wrong unflagged (the pages were read as the game going on, wrong, and nothing said)."""
+    from digitise.solve import _page_sequence
+
+    gaps, _, notes, marks = _page_sequence(_numbered([1, 2, 4, 3, 5]))
+    assert gaps == {} and list(marks) == [3]
+    assert notes == [("pages: the page numbers written (1, 2, 4, 3, 5) are each there once but out of order: the "
+                      "first turn of page 3 of the pile (p3.png), numbered 4, is flagged, and the rest of the match "
+                      "rests on it. Give the pages in order, or add --order header")]
+    assert _page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.3))[3] == {}  # numbers read unsurely show nothing
+    assert _page_sequence(_numbered([1, 2, None, 3, 5]))[3] == {}  # nor does a pile with a number unread
+    if not MATCHES:
+        pytest.skip("no real matches")
+    match = read_mat(MATCHES[0]).match
+    pages = [PageReading(p.source, p.page, p.boards, {"page": {"value": str(p.page), "confidence": 0.97}})
+             for p in _certain(match).pages]
+    pages[2], pages[3] = pages[3], pages[2]
+    result = solve(Readings(tuple(pages)), players=match.players, length=match.length)
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    first = next(t for t in turns if t["page"] == 4)
+    assert first["flagged"] and any("the pages are out of order" in r for r in first["reasons"])
+    assert compare(match, result.match, result.report).silent == 0
 
 
 def test_a_gap_is_placed_by_the_pages_place_in_the_pile_not_its_number() -> None:
