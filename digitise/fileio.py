@@ -181,16 +181,28 @@ def _read_pipe(handle: Any, most: int) -> bytes:
     return b"".join(chunks)
 
 
+#: The largest text input read (readings, reports, corrections, rosters, templates): a long match's
+#: readings are a few megabytes; more is another kind of file, or a device that never ends.
+MAX_TEXT_BYTES = 256 << 20
+
+
 def read_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
     """The UTF-8 text of the input file ``path``, or ``error`` naming it and saying why not.
 
-    ``what`` names the kind of file in the message ("a readings file").
+    ``what`` names the kind of file in the message ("a readings file"). Read
+    as :func:`read_input` reads (no device, a named pipe without waiting for
+    ever), and at most :data:`MAX_TEXT_BYTES`: ``/dev/zero`` given as a
+    corrections file ran the machine out of memory.
     """
     source = Path(path)
     try:
-        return source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise error(why_unreadable(exc), source) from exc
+        data = read_input(source, MAX_TEXT_BYTES + 1)
+    except InputError as exc:
+        raise error(exc.reason, source) from exc
+    if len(data) > MAX_TEXT_BYTES:
+        raise error(f"not {what}: over {MAX_TEXT_BYTES >> 20} MB", source)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"not {what} (not UTF-8 text)", source) from exc
 

@@ -618,6 +618,19 @@ def test_a_file_name_that_is_not_utf8_is_printed_as_given(tmp_path: Path) -> Non
     assert again.stderr.startswith(b"digitise: error: " + output + b": exists already")
 
 
+@pytest.mark.parametrize("args", [("solve", "/dev/zero", "-o", "{tmp}/x.mat"),
+                                  ("solve", str(READINGS), "-o", "{tmp}/x.mat", "--corrections", "/dev/zero"),
+                                  ("solve", str(READINGS), "-o", "{tmp}/x.mat", "--roster", "/dev/urandom"),
+                                  ("review", "/dev/zero", "--no-browser")])
+def test_a_device_given_as_a_text_input_is_refused_not_read_without_end(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """/dev/zero as a readings, corrections or roster file ran the machine out of memory (then exit 10)."""
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero here")
+    result = run(*(arg.format(tmp=tmp_path) for arg in args))
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    assert result.stderr.endswith(": not a file (a device or socket)\n"), result.stderr
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess

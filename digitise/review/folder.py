@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import natural_key
+from digitise.fileio import natural_key, read_text
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import read_reviewed
 
@@ -31,8 +31,8 @@ OPEN_SESSIONS = 4
 def _is_report(path: Path) -> bool:
     """Whether ``path`` holds a digitise report (a "games" list and a "summary"), read cheaply and quietly."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = json.loads(read_text(path, "a report"))  # read_text: never a device read without end
+    except (InputError, ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("games"), list) and isinstance(doc.get("summary"), dict)
 
