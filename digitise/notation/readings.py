@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import ReadingsError
+from digitise.errors import ReadingsError, short
 from digitise.fileio import parse_json, read_text
 from digitise.notation.marks import BOARDS_PER_PAGE, CELL_NAMES, NUMBER_CELLS, BoardMarks
 
@@ -83,7 +83,7 @@ def written_page_number(page: PageReading) -> tuple[int | None, float]:
     found = page.header.get("page") if isinstance(page.header, Mapping) else None
     value = found.get("value") if isinstance(found, Mapping) else found
     confidence = found.get("confidence") if isinstance(found, Mapping) else None
-    if value is None or not str(value).strip().isdecimal():
+    if value is None or not str(value).strip().isdecimal() or len(str(value).strip()) > 6:
         return None, 0.0
     return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
 
@@ -164,6 +164,10 @@ def readings_to_json(readings: Readings) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The longest header text a readings file may hold (a name, an event): the reader writes a line.
+MAX_HEADER_TEXT = 1000
+
+
 class _Checker:
     """Validates one readings document, naming the JSON path of the first violation."""
 
@@ -175,14 +179,18 @@ class _Checker:
 
     def probability(self, value: Any, where: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(where, f"probability must be a number, got {value!r}")
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise self.fail(where, f"probability must be within [0, 1], got {value!r}")
+            raise self.fail(where, f"probability must be a number, got {short(repr(value))}")
+        try:
+            inside = math.isfinite(value) and 0.0 <= value <= 1.0
+        except OverflowError:  # an integer too large for a float
+            inside = False
+        if not inside:
+            raise self.fail(where, f"probability must be within [0, 1], got {short(repr(value))}")
         return float(value)
 
     def integer(self, value: Any, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"must be an integer, got {value!r}")
+            raise self.fail(where, f"must be an integer, got {short(repr(value))}")
         return value
 
     def cell(self, name: str, value: Any, where: str) -> tuple[CellReading, ...]:
@@ -209,6 +217,18 @@ class _Checker:
         if total > 1.0 + 1e-3:
             raise self.fail(where, f"candidate probabilities sum to {total:.4f}, more than 1")
         return tuple(candidates)
+
+    def header_field(self, entry: Any, where: str) -> None:
+        """A header field as the reader writes it: ``{"value": text or number, "confidence": 0..1}``."""
+        if not isinstance(entry, dict):
+            return  # older readings wrote some fields bare: the solver reads what it can of them
+        if "confidence" in entry:
+            self.probability(entry["confidence"], f"{where}.confidence")
+        found = entry.get("value")
+        if isinstance(found, str) and len(found) > MAX_HEADER_TEXT:
+            raise self.fail(f"{where}.value", f"over {MAX_HEADER_TEXT} characters: no header field holds as much")
+        if isinstance(found, (int, float)) and not isinstance(found, bool) and abs(found) >= 10 ** 9:
+            raise self.fail(f"{where}.value", f"{short(repr(found))} is no page number, length or name")
 
     def board(self, value: Any, where: str) -> BoardReading:
         if not isinstance(value, dict):
@@ -250,6 +270,8 @@ class _Checker:
         header = value.get("header", {})
         if not isinstance(header, dict):
             raise self.fail(f"{where}.header", "header must be an object")
+        for name, entry in header.items():
+            self.header_field(entry, f"{where}.header.{name}")
         boards = value.get("boards", [])
         if not isinstance(boards, list):
             raise self.fail(f"{where}.boards", "boards must be a list")

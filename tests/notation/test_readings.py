@@ -105,3 +105,31 @@ def test_not_json_and_missing_file(tmp_path: Path) -> None:
 def test_a_number_too_long_to_read_is_a_readings_error() -> None:
     with pytest.raises(ReadingsError, match="not a readings file"):
         parse_readings('{"pages": [{"page": ' + "1" * 5000 + "}]}", "r.json")
+
+
+def _with_header(header: dict[str, object]) -> str:
+    return json.dumps({"pages": [{"source": "s", "page": 1, "header": header, "boards": []}]})
+
+
+@pytest.mark.parametrize(("header", "where", "reason"), [
+    ({"page": {"value": "1", "confidence": 10 ** 400}}, "$.pages[0].header.page.confidence", "within [0, 1]"),
+    ({"match_length": {"value": "7", "confidence": "high"}}, "$.pages[0].header.match_length.confidence",
+     "must be a number"),
+    ({"player_top": {"value": "x" * 1001, "confidence": 0.9}}, "$.pages[0].header.player_top.value",
+     "over 1000 characters"),
+    ({"page": {"value": 10 ** 12, "confidence": 0.9}}, "$.pages[0].header.page.value", "is no page number"),
+])
+def test_a_header_field_the_reader_could_not_have_written_is_named(header: dict[str, object], where: str,
+                                                                     reason: str) -> None:
+    """A confidence too large for a float, or a page number of thousands of digits, was an internal error."""
+    with pytest.raises(ReadingsError) as info:
+        parse_readings(_with_header(header), "r.json")
+    assert info.value.where == where and reason in info.value.reason
+    assert len(info.value.message) < 300
+
+
+def test_a_page_number_of_many_digits_is_no_page_number() -> None:
+    from digitise.notation.readings import written_page_number
+
+    readings = parse_readings(_with_header({"page": {"value": "9" * 1000, "confidence": 0.9}}))
+    assert written_page_number(readings.pages[0]) == (None, 0.0)
