@@ -155,15 +155,42 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
 
 
+def _grouped_by_file(errors: Sequence[DigitiseError]) -> list[str]:
+    """Page errors as messages, those of one file and one reason said once with their pages ("pages 1-3, 7")."""
+    import re
+
+    groups: dict[tuple[str | None, str], list[int]] = {}
+    alone: list[str] = []
+    for error in errors:
+        found = re.fullmatch(r"page (\d+)", error.where or "")
+        if found is None or error.path is None:
+            alone.append(error.message)
+            continue
+        groups.setdefault((error.path, error.reason), []).append(int(found.group(1)))
+    said = []
+    for (path, reason), numbers in groups.items():
+        runs: list[list[int]] = []
+        for n in sorted(numbers):
+            if runs and n == runs[-1][-1] + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        pages = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+        said.append(f"{path}: {'page' if len(numbers) == 1 else 'pages'} {pages}: {reason}")
+    return said + alone
+
+
 def _some_page_read(outcome: ReadOutcome, pages: Sequence[Path]) -> ReadOutcome:
     """``outcome`` when it read a page at all; else its problem is the error (one line, naming the file), or
     every page's problem, so that the user does not fix them one run at a time."""
     if not outcome.readings.pages:
         if len(outcome.errors) > 1:
-            # One cause on every page (a model file missing, say) is said once, with its count.
+            # One cause on every page (a model file missing, say) is said once, with its count; one cause on
+            # many pages of a file once, with the pages ("pages 1-500"), not 500 times.
             counts = Counter(error.message for error in outcome.errors)
-            raise InputError(f"no page could be read ({len(outcome.errors)} problems): "
-                             + "; ".join(message if n == 1 else f"{message} (x{n})" for message, n in counts.items()))
+            said = _grouped_by_file(outcome.errors) if len(counts) == len(outcome.errors) else [
+                message if n == 1 else f"{message} (x{n})" for message, n in counts.items()]
+            raise InputError(f"no page could be read ({len(outcome.errors)} problems): " + "; ".join(said))
         raise outcome.errors[0] if outcome.errors else InputError("no readable page", pages[0])
     return outcome
 

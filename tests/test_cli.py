@@ -631,6 +631,24 @@ def test_a_device_given_as_a_text_input_is_refused_not_read_without_end(tmp_path
     assert result.stderr.endswith(": not a file (a device or socket)\n"), result.stderr
 
 
+def test_a_pdf_of_blank_pages_is_one_short_error_and_holds_no_page_in_memory(tmp_path: Path) -> None:
+    """Each page's problem was kept with its traceback, and so with its picture (5 GB for 500 blank pages), and
+    said once a page (a 32 KB line)."""
+    from reportlab.pdfgen import canvas
+
+    from digitise.vision.read import read_pages
+
+    pdf = canvas.Canvas(str(tmp_path / "blank.pdf"))
+    for _ in range(12):
+        pdf.showPage()
+    pdf.save()
+    result = run("scan", tmp_path / "blank.pdf", "-o", tmp_path / "m.mat")
+    assert_one_error(result, ExitCode.BAD_INPUT, f"no page could be read (12 problems): {tmp_path / 'blank.pdf'}: "
+                                                 "pages 1-12: blank page: no recording note found")
+    errors = read_pages([tmp_path / "blank.pdf"]).errors
+    assert len(errors) == 12 and all(e.__traceback__ is None and e.__context__ is None for e in errors)
+
+
 def test_a_usage_error_is_one_line_from_the_installed_command(tmp_path: Path) -> None:
     """The console script (not CliRunner) prints usage errors as one line and exits 2."""
     import subprocess

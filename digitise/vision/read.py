@@ -613,6 +613,13 @@ def _overlay_names(paths: Sequence[str | Path], debug_dir: str | Path | None, ov
     return names
 
 
+def _kept(error: DigitiseError) -> DigitiseError:
+    """``error`` without its traceback, to be kept to the end of the pile: the traceback holds the frames that
+    raised it, and with them the page's pictures (a 500-page PDF of blank pages held 5 GB)."""
+    error.__traceback__ = error.__context__ = error.__cause__ = None
+    return error
+
+
 def read_pages(
     paths: Iterable[str | Path],
     template: Template | str | Path | None = None,
@@ -665,7 +672,7 @@ def read_pages(
                         # The damage is the cause: "no note found" alone would send the user to the wrong fix.
                         exc = PageError(f"{damage}, and what decodes is not a readable note: {exc.reason}",
                                         exc.path, exc.where)
-                    errors.append(exc)
+                    errors.append(_kept(exc))
                     continue
                 if item.damage is not None:
                     notices.append(f"{item.source}: page {item.number}: {item.damage}; read as far as it decodes: "
@@ -680,7 +687,7 @@ def read_pages(
                     target = overlay_path(Path(debug_dir), overlays[k], item.number)
                     write_overlay(item, analysis, target, overwrite=overwrite)
         except InputError as exc:
-            errors.append(exc)
+            errors.append(_kept(exc))
     if any(texts):
         from digitise.vision.header import ocr_pages
 
