@@ -222,8 +222,11 @@ class _Checker:
         """A header field as the reader writes it: ``{"value": text or number, "confidence": 0..1}``."""
         if not isinstance(entry, dict):
             return  # older readings wrote some fields bare: the solver reads what it can of them
-        if "confidence" in entry:
-            self.probability(entry["confidence"], f"{where}.confidence")
+        sure = entry.get("confidence")
+        if isinstance(sure, (int, float)) and not isinstance(sure, bool):
+            # A number must be one (a confidence too large for a float stopped the solver); anything else is
+            # taken as no reading of the field, as the solver always has.
+            self.probability(sure, f"{where}.confidence")
         found = entry.get("value")
         if isinstance(found, str) and len(found) > MAX_HEADER_TEXT:
             raise self.fail(f"{where}.value", f"over {MAX_HEADER_TEXT} characters: no header field holds as much")

@@ -113,8 +113,8 @@ def _with_header(header: dict[str, object]) -> str:
 
 @pytest.mark.parametrize(("header", "where", "reason"), [
     ({"page": {"value": "1", "confidence": 10 ** 400}}, "$.pages[0].header.page.confidence", "within [0, 1]"),
-    ({"match_length": {"value": "7", "confidence": "high"}}, "$.pages[0].header.match_length.confidence",
-     "must be a number"),
+    ({"match_length": {"value": "7", "confidence": -0.5}}, "$.pages[0].header.match_length.confidence",
+     "within [0, 1]"),
     ({"player_top": {"value": "x" * 1001, "confidence": 0.9}}, "$.pages[0].header.player_top.value",
      "over 1000 characters"),
     ({"page": {"value": 10 ** 12, "confidence": 0.9}}, "$.pages[0].header.page.value", "is no page number"),
