@@ -983,6 +983,23 @@ def _looks_like_mat(path: Path) -> bool:
     return path.is_file() and re.match(r"^\s*\d+\s+point\s+match\s*$", first, re.IGNORECASE) is not None
 
 
+def _check_choice(entry: dict[str, Any], where: str, weight: str, bad: Any) -> None:
+    """A turn or candidate's player, dice and ``weight`` (confidence or probability), as the page shows them."""
+    import math
+
+    player = entry.get("player")
+    if player is not None and player not in ("bottom", "top"):
+        raise bad(f"{where}.player", "not bottom or top")
+    dice = entry.get("dice")
+    if dice is not None and not (isinstance(dice, list) and len(dice) == 2
+                                 and all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)):
+        raise bad(f"{where}.dice", "not two dice 1-6")
+    value = entry.get(weight)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value) or not 0 <= value <= 1):
+        raise bad(f"{where}.{weight}", "not a number from 0 to 1")
+
+
 def _check_report(doc: dict[str, Any], path: Path) -> None:
     """Refuse, with the JSON path, a report whose parts the page relies on have the wrong shape."""
 
@@ -1004,6 +1021,11 @@ def _check_report(doc: dict[str, Any], path: Path) -> None:
                     raise bad(f"{where}.{key}", "not a whole number")
             if not isinstance(turn.get("candidates") or [], list):
                 raise bad(f"{where}.candidates", "not a list")
+            _check_choice(turn, where, "confidence", bad)
+            for c, candidate in enumerate(turn.get("candidates") or []):
+                if not isinstance(candidate, dict):
+                    raise bad(f"{where}.candidates[{c}]", "a candidate is not an object")
+                _check_choice(candidate, f"{where}.candidates[{c}]", "probability", bad)
     for key in ("skipped", "sources", "page_errors", "notes", "scan_notes"):
         if not isinstance(doc.get(key) or [], list):
             raise bad(f"$.{key}", "not a list")

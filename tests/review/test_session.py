@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import cv2
 import pytest
@@ -248,6 +249,27 @@ def test_a_scan_note_that_is_not_text_is_refused(solved_sample: tuple[Path, str]
     report.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=r"\$\.scan_notes: not a digitise report: a note is not text"):
         ReviewSession(report)
+
+
+@pytest.mark.parametrize(("spoil", "where", "what"), [
+    (lambda t: t["candidates"].__setitem__(0, 1.0), "candidates[0]", "a candidate is not an object"),
+    (lambda t: t["candidates"][0].__setitem__("player", 5), "candidates[0].player", "not bottom or top"),
+    (lambda t: t["candidates"][0].__setitem__("probability", float("nan")), "candidates[0].probability",
+     "not a number from 0 to 1"),
+    (lambda t: t.__setitem__("confidence", float("inf")), "confidence", "not a number from 0 to 1"),
+    (lambda t: t.__setitem__("dice", [7, 1]), "dice", "not two dice 1-6"),
+])
+def test_a_report_spoilt_where_the_page_shows_it_is_refused_at_the_start(
+        sample_report: Path, spoil: Any, where: str, what: str) -> None:
+    """Such a report (no readings: shown as written) gave the page an internal error, or JSON it cannot read."""
+    doc = json.loads(sample_report.read_text())
+    turn = doc["games"][0]["turns"][1]
+    assert turn["candidates"], "the sample's second turn has candidates"
+    spoil(turn)
+    sample_report.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as refused:
+        ReviewSession(sample_report, resolve=False)
+    assert refused.value.where == f"$.games[0].turns[1].{where}" and what in refused.value.reason
 
 
 def test_a_withdrawn_correction_takes_its_learning_crops_with_it(solved_sample: tuple[Path, str],
