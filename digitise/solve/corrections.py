@@ -144,7 +144,7 @@ def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tup
         raise _fail("$", "must be an object with page, board and action", path)
     unknown = sorted(set(doc) - {"page", "board", "action", "dice", "move", "points", "player", "text"})
     if unknown:
-        raise _fail("$", f"unknown key {unknown[0]!r}", path)
+        raise _fail("$", f"unknown key {short(repr(unknown[0]))}", path)
     page, board = place_from_request(doc, path)
     if "text" in doc:
         if "action" in doc:
@@ -154,7 +154,7 @@ def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tup
         raise _fail("$", "missing 'action'", path)
     action = doc["action"]
     if action not in ACTIONS:
-        raise _fail("$.action", f"must be one of {', '.join(ACTIONS)}, got {action!r}", path)
+        raise _fail("$.action", f"must be one of {', '.join(ACTIONS)}, got {short(repr(action))}", path)
     allowed = {"move": {"dice", "move", "player"}, "resign": {"points"}}.get(action, set())
     extra = sorted(set(doc) - {"page", "board", "action"} - allowed)
     if extra:
@@ -162,19 +162,19 @@ def correction_from_request(doc: Any, path: str | Path = "request") -> tuple[tup
     if action == "move":
         dice = doc.get("dice")
         if not isinstance(dice, list) or len(dice) != 2:
-            raise _fail("$.dice", f"a move needs two dice, got {dice!r}", path)
+            raise _fail("$.dice", f"a move needs two dice, got {short(repr(dice))}", path)
         a = _whole(dice[0], "$.dice[0]", 1, 6, path)
         b = _whole(dice[1], "$.dice[1]", 1, 6, path)
         move = doc.get("move", "")
         if not isinstance(move, str):
-            raise _fail("$.move", f"must be text such as '24/18 13/9', got {move!r}", path)
+            raise _fail("$.move", f"must be text such as '24/18 13/9', got {short(repr(move))}", path)
         try:
             parse_moves(move)
         except ValueError as exc:
             raise _fail("$.move", str(exc), path) from exc
         player = doc.get("player")
         if player not in (None, "bottom", "top"):
-            raise _fail("$.player", f"must be bottom or top, got {player!r}", path)
+            raise _fail("$.player", f"must be bottom or top, got {short(repr(player))}", path)
         text = f"{player + ' ' if player else ''}{max(a, b)}{min(a, b)}: {' '.join(move.split())}".rstrip()
     elif action == "resign":
         text = f"resign {_whole(doc.get('points'), '$.points', 1, None, path)}"
@@ -192,12 +192,12 @@ def header_from_json(doc: Any, where: str, path: str | Path) -> MatchHeader:
         raise _fail(where, 'must be an object {"players": ["BOTTOM", "TOP"], "length": N}', path)
     unknown = sorted(set(doc) - {"players", "length"})
     if unknown:
-        raise _fail(where, f"unknown key {unknown[0]!r} (a match has players and length)", path)
+        raise _fail(where, f"unknown key {short(repr(unknown[0]))} (a match has players and length)", path)
     players = doc.get("players")
     if players is not None:
         if (not isinstance(players, list) or len(players) != 2
                 or not all(isinstance(name, str) for name in players)):
-            raise _fail(f"{where}.players", f'must be two names ["BOTTOM", "TOP"], got {players!r}', path)
+            raise _fail(f"{where}.players", f'must be two names ["BOTTOM", "TOP"], got {short(repr(players))}', path)
         players = tuple(" ".join(name.split()) for name in players)
         problem = players_problem(players)
         if problem:
@@ -221,7 +221,7 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
                                            "summary and corrections)", path)
         version = doc.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or version not in READABLE_VERSIONS:
-            raise _fail("$.version", f"unsupported version {doc.get('version')!r} (this digitise reads "
+            raise _fail("$.version", f"unsupported version {short(repr(doc.get('version')))} (this digitise reads "
                                      f"{' and '.join(map(str, READABLE_VERSIONS))})", path)
         if "match" in doc:
             if doc.get("version") == 1:
@@ -247,7 +247,7 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
     for key, text in items.items():
         match = _KEY.match(str(key))
         if not match:
-            raise _fail(f"{prefix}.{key}", f"a board is named \"page:board\" (board 1-8), got {key!r}", path)
+            raise _fail(f"{prefix}.{key}", f"a board is named \"page:board\" (board 1-8), got {short(repr(key))}", path)
         board = (int(match.group(1)), int(match.group(2)))
         if board in named:
             # "1:3" and "01:3": one would silently win.
