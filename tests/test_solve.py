@@ -1134,7 +1134,10 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
                       "first turn of page 3 of the pile (p3.png), numbered 4, is flagged, and the rest of the match "
                       "rests on it. Give the pages in order, or add --order header")]
     assert _page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.3))[3] == {}  # numbers read unsurely show nothing
-    assert _page_sequence(_numbered([1, 2, None, 3, 5]))[3] == {}  # nor does a pile with a number unread
+    assert list(_page_sequence(_numbered([1, None, 4, 3, 5]))[3]) == [3]  # a number unread: the others tell
+    assert _page_sequence(_numbered([1, 2, None, 3, 5]))[3] == {}  # in order, one number unread: no word
+    assert _page_sequence(_numbered([1, 2, 2, 4, 3]))[3] == {}  # a number twice: a misread, not the order
+    assert list(_page_sequence(_numbered([2, 1, 3]))[3]) == [1]  # the first page out of place
     if not MATCHES:
         pytest.skip("no real matches")
     match = read_mat(MATCHES[0]).match
