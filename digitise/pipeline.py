@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -427,12 +427,12 @@ NAMES_UNLIKE = 0.5
 
 def _players_read(page: PageReading) -> tuple[str, str] | None:
     """The page's (bottom, top) player names when both were read surely (:data:`NAMES_SURE`), else None."""
+    from digitise.notation.readings import header_entry
+
     found = []
     for field_name in ("player_bottom", "player_top"):
-        entry = page.header.get(field_name) if isinstance(page.header, Mapping) else None
-        value = entry.get("value") if isinstance(entry, Mapping) else None
-        sure = entry.get("confidence") if isinstance(entry, Mapping) else None
-        if not isinstance(value, str) or not value.strip() or not isinstance(sure, (int, float)) or sure < NAMES_SURE:
+        value, sure = header_entry(page, field_name)
+        if not isinstance(value, str) or not value.strip() or sure is None or sure < NAMES_SURE:
             return None
         found.append(value.strip())
     return found[0], found[1]

@@ -78,14 +78,21 @@ def certain_reading(index: int, marks: BoardMarks) -> BoardReading:
     )
 
 
-def written_page_number(page: PageReading) -> tuple[int | None, float]:
-    """The page number written in ``page``'s header and how sure it was read (0 when not said); None if none."""
-    found = page.header.get("page") if isinstance(page.header, Mapping) else None
+def header_entry(page: PageReading, name: str) -> tuple[Any, float | None]:
+    """A header field of ``page`` as read: its value (None when absent) and confidence (None when not said)."""
+    found = page.header.get(name) if isinstance(page.header, Mapping) else None
     value = found.get("value") if isinstance(found, Mapping) else found
     confidence = found.get("confidence") if isinstance(found, Mapping) else None
+    sure = float(confidence) if isinstance(confidence, (int, float)) else None
+    return value, sure
+
+
+def written_page_number(page: PageReading) -> tuple[int | None, float]:
+    """The page number written in ``page``'s header and how sure it was read (0 when not said); None if none."""
+    value, sure = header_entry(page, "page")
     if value is None or not str(value).strip().isdecimal() or len(str(value).strip()) > 6:
         return None, 0.0
-    return int(str(value).strip()), float(confidence) if isinstance(confidence, (int, float)) else 0.0
+    return int(str(value).strip()), sure if sure is not None else 0.0
 
 
 def renumbered(readings: Readings) -> Readings:
