@@ -299,7 +299,7 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
     when its number is in step with both neighbours, or with the one away
     from a gap beside it.
     """
-    _, numbers = _page_numbers(readings)
+    read, numbers = _page_numbers(readings)
     gaps: dict[int, tuple[int, int]] = {}
     notes: list[str] = []
     for at, (before, after) in sorted(page_gaps(readings).items()):
@@ -322,7 +322,6 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         if (left and right) or (left and k + 2 in gaps) or (right and k + 1 in gaps):
             own.add(k + 1)
     marks = {at: GAP_REASON.format(before=before, after=after) for at, (before, after) in gaps.items()}
-    read, _ = _page_numbers(readings)
     placed = [(k, n) for k, (n, how) in enumerate(read, 1) if n is not None and how >= ORDER_SURE]
     numbers_read = [n for _, n in placed]
     lowest = min(numbers_read, default=0)
