@@ -222,20 +222,19 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         if name in ended:
             return
         counted[name] = counted.get(name, 0) + 1
-        with _stderr_may_be_gone():
-            if bar is not None:
-                bar.update(1)
-            else:
-                # A log (cron, a service): a plain line a page, so a long PDF is seen to go on.
-                click.echo(f"page {sum(counted.values())} of {pages_found} read ({name})", err=True)
+        # A reader gone (`batch ... 2>&1 | head`) costs only these lines: main() guards the streams.
+        if bar is not None:
+            bar.update(1)
+        else:
+            # A log (cron, a service): a plain line a page, so a long PDF is seen to go on.
+            click.echo(f"page {sum(counted.values())} of {pages_found} read ({name})", err=True)
 
     def progress(result: Any) -> None:
         ended.add(result.name)
-        with _stderr_may_be_gone():
-            if bar is not None:
-                bar.update(max(0, result.pages - counted.get(result.name, 0)))
-            else:
-                click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
+        if bar is not None:
+            bar.update(max(0, result.pages - counted.get(result.name, 0)))
+        else:
+            click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
 
     try:
         with _stopped_by_sigterm():
@@ -277,18 +276,6 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.summary_error is not None:
         click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
     raise SystemExit(int(summary.exit_code))
-
-
-@contextlib.contextmanager
-def _stderr_may_be_gone() -> Iterator[None]:
-    """Progress written where nobody reads any more (``2>&1 | head -1``): the batch goes on, quietly, to its end
-    and its summary.json, instead of dying on the first line it cannot write."""
-    try:
-        yield
-    except BrokenPipeError:
-        quiet = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(quiet, sys.stderr.fileno())
-        os.close(quiet)
 
 
 @contextlib.contextmanager
