@@ -780,19 +780,24 @@ def test_corrections_of_boards_the_pages_do_not_have_are_refused(tmp_path: Path)
     assert not (tmp_path / "out.mat").exists()
 
 
-def test_a_report_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A full disk half way through a match's files: the ones already made are removed, so a re-run is not refused."""
+def _disk_full_for(monkeypatch: pytest.MonkeyPatch, full: Callable[[Path], bool]) -> None:
+    """The pipeline's atomic writes fail as on a full disk for the outputs ``full`` picks."""
     from digitise import pipeline
     from digitise.errors import OutputError
 
     real_write = pipeline.write_atomic
 
     def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
-        if str(path).endswith("m.report.json"):
+        if full(Path(path)):
             raise OutputError("cannot write: No space left on device", path)
         return real_write(path, content, overwrite=overwrite)
 
     monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+
+
+def test_a_report_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk half way through a match's files: the ones already made are removed, so a re-run is not refused."""
+    _disk_full_for(monkeypatch, lambda path: str(path).endswith("m.report.json"))
     light = ROOT / "samples" / "alice-bruno" / "light"
     result = run("scan", light / "page-001.jpg", "-o", tmp_path / "m.mat", "--report", tmp_path / "m.report.json")
     assert_one_error(result, ExitCode.OUTPUT, "No space left on device")
@@ -801,17 +806,7 @@ def test_a_report_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, m
 
 def test_a_batch_whose_summary_cannot_be_written_still_lists_what_failed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from digitise import pipeline
-    from digitise.errors import OutputError
-
-    real_write = pipeline.write_atomic
-
-    def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
-        if Path(path).name == "summary.json":
-            raise OutputError("cannot write: No space left on device", path)
-        return real_write(path, content, overwrite=overwrite)
-
-    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    _disk_full_for(monkeypatch, lambda path: Path(path).name == "summary.json")
     scans = tmp_path / "scans"
     scans.mkdir()
     (scans / "notes.txt").write_text("not a page\n")
@@ -827,17 +822,7 @@ def test_a_batch_whose_summary_cannot_be_written_still_lists_what_failed(
 def test_a_batch_that_cannot_write_a_matchs_files_exits_as_scan_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk fails the match with its reason, and the batch exits 4 (an output), not 3 (an input)."""
-    from digitise import pipeline
-    from digitise.errors import OutputError
-
-    real_write = pipeline.write_atomic
-
-    def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
-        if str(path).endswith(".report.json"):
-            raise OutputError("cannot write: No space left on device", path)
-        return real_write(path, content, overwrite=overwrite)
-
-    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    _disk_full_for(monkeypatch, lambda path: str(path).endswith(".report.json"))
     scans = tmp_path / "scans"
     (scans / "m1").mkdir(parents=True)
     shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "m1" / "page-001.jpg")
