@@ -1072,3 +1072,30 @@ def test_a_path_printed_for_copying_names_the_file_in_a_shell(tmp_path: Path, na
     quoted = shell_quoted(os.fsdecode(target))
     quoted.encode("ascii" if b"\xe9" in name else "utf-8")  # printable as it is
     assert subprocess.run([shell, "-c", f"test -e {quoted}"], check=False).returncode == 0
+
+
+def test_a_two_sided_scan_gives_the_match_of_its_fronts_and_names_each_back(tmp_path: Path) -> None:
+    """A duplex scanner makes a page of every sheet's back, where the front shows through faint and mirrored.
+    Each was refused as "mirrored: flip it and scan again": the match was right, the advice wrong."""
+    from PIL import Image
+
+    from digitise.vision.read import SHOW_THROUGH
+
+    fronts = [Image.open(p).convert("RGB") for p in sorted((ROOT / "samples" / "alice-bruno" / "light").glob("page-*.jpg"))[:3]]
+    sheets = []
+    for front in fronts:
+        seen = 255.0 - np.asarray(front.transpose(Image.Transpose.FLIP_LEFT_RIGHT).convert("L"), np.float32)
+        grain = np.random.default_rng(2).normal(0.0, 2.0, seen.shape)
+        back = Image.fromarray(np.clip(238.0 - 0.12 * seen + grain, 0, 255).astype(np.uint8)).convert("RGB")
+        sheets += [front, back]
+    sheets[0].save(tmp_path / "duplex.pdf", save_all=True, append_images=sheets[1:], resolution=150)
+    fronts[0].save(tmp_path / "fronts.pdf", save_all=True, append_images=fronts[1:], resolution=150)
+    result = run("scan", tmp_path / "duplex.pdf", "-o", tmp_path / "duplex.mat")
+    assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
+    assert result.stderr.count(SHOW_THROUGH) == 3 and "mirrored" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "page skipped" in line] == [
+        f"digitise: page skipped: {tmp_path / 'duplex.pdf'}: page {n}: {SHOW_THROUGH}" for n in (2, 4, 6)]
+    alone = run("scan", tmp_path / "fronts.pdf", "-o", tmp_path / "fronts.mat")
+    assert alone.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), alone.output
+    moves = [line for line in (tmp_path / "duplex.mat").read_text().splitlines() if line[:1] == " "]
+    assert len(moves) >= 10 and moves == [line for line in (tmp_path / "fronts.mat").read_text().splitlines() if line[:1] == " "]

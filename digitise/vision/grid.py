@@ -132,6 +132,39 @@ def paper_of(grey: np.ndarray) -> float:
     return max(_grey_percentile(grey[::2, ::2], 0.9), 1.0)
 
 
+def upright_edge_contrast(grey: np.ndarray, homography: np.ndarray, rects: Sequence[Rect]) -> float:
+    """How much darker ``grey`` is along the left and right edges of ``rects`` (mm, placed by ``homography``)
+    than beside them (1.5 mm either way): about a printed line's darkness where the boxes are, about 0 where not.
+
+    Each point is taken at its darkest within a pixel either way, so a fit a
+    pixel off still finds the printed edge. 0 when there are no edges.
+    """
+    edges = []
+    for rect in rects:
+        ys = np.arange(rect.y + 1.0, rect.y + rect.h - 1.0, 0.5)
+        for x in (rect.x, rect.right):
+            edges.append(np.stack([np.full_like(ys, x), ys], axis=1))
+    if not edges or grey.size == 0:
+        return 0.0
+    on = np.concatenate(edges)
+    beside = np.array([BESIDE_EDGE_MM, 0.0])
+    darkest = cv2.erode(grey, np.ones((3, 3), np.uint8))
+    paper = paper_of(grey)
+
+    def mean_darkness(points: np.ndarray) -> float:
+        at = project(homography, points)
+        xs = np.clip(np.round(at[:, 0]).astype(int), 0, grey.shape[1] - 1)
+        ys = np.clip(np.round(at[:, 1]).astype(int), 0, grey.shape[0] - 1)
+        return float(np.clip(1.0 - darkest[ys, xs] / paper, 0.0, 1.0).mean())
+
+    return mean_darkness(on) - (mean_darkness(on - beside) + mean_darkness(on + beside)) / 2.0
+
+
+#: Where :func:`upright_edge_contrast` looks for the paper beside an edge (mm): clear of the printed line and
+#: of the neighbouring box's edge (the header's boxes are 3 mm apart).
+BESIDE_EDGE_MM = 1.5
+
+
 def darkness(grey: np.ndarray, paper: float | None = None) -> np.ndarray:
     """How much darker than the paper each pixel is, float32 0..1."""
     level = paper_of(grey) if paper is None else paper

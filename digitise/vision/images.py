@@ -98,6 +98,10 @@ class PageImage:
     #: What the decoder had to patch over to give these pixels (a damaged JPEG's data), or None when the
     #: file decoded cleanly. Such a page is read as far as it decoded, and said to be damaged.
     damage: str | None = None
+    #: How much darker than its paper the page's darkest marks were (0..1), when so little that its levels
+    #: were stretched (:func:`level_faint`: faded print, glare, or the other side of a sheet showing
+    #: through); None for a page read as it came.
+    washed_out: float | None = None
 
     @property
     def grey(self) -> np.ndarray:
@@ -430,10 +434,13 @@ def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = Non
     if is_dithered(image):
         image = undither(image)
     levelled = level_faint(image)
+    washed_out = None
     if levelled is not None:
         log.info("%s page %d: washed out (its darkest marks barely darker than its paper): levelled", path, number)
+        darkest, paper = page_levels(image)
+        washed_out = round(1.0 - darkest / paper, 4)
         image = levelled
-    return PageImage(str(path), number, image, dpi, damage)
+    return PageImage(str(path), number, image, dpi, damage, washed_out)
 
 
 def _too_large(width: int, height: int) -> str | None:

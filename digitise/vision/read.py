@@ -44,6 +44,7 @@ from digitise.vision.grid import (
     refine_board,
     scaled_fit,
     smear_mm,
+    upright_edge_contrast,
 )
 from digitise.vision.images import PageImage, darkest_channel, iter_pages, keep_freed_memory, picture_damage
 from digitise.vision.ink import (
@@ -184,6 +185,25 @@ TWO_NOTES = "two notes in one picture (their printed markers are there twice): s
 #: Why a mirror-image page is refused rather than read: see :func:`_mirrored`.
 MIRRORED = "the page is mirrored (a mirror-image scan or photo): flip it and scan again"
 
+#: The back of a sheet in a two-sided scan: its only marks are the other side's print showing through, mirrored
+#: and faint. Its markers are found flipped, or its boards' lines (the same mirrored) found without them, as on a
+#: mirror-image photo; what tells the two apart is how faint the page was (:attr:`PageImage.washed_out`).
+SHOW_THROUGH = ("blank page: nothing printed on it, only the other side of the sheet showing through "
+                "(the back of a two-sided scan?)")
+#: A mirrored page whose darkest marks were less than this much darker than its paper is a sheet's back: with
+#: 8-25 % of the front showing through, 0.08-0.24 (a sample page); the faintest benchmark page, a light
+#: photocopy, 0.57; a light sample page without its markers, whose grey lines are its darkest print, 0.39.
+SHOW_THROUGH_BELOW = 0.3
+#: A page found by its grid alone (no markers) is a mirror image when its header boxes' upright edges do not
+#: stand out where the template puts them (:func:`~digitise.vision.grid.upright_edge_contrast` under this)...
+UPRIGHT_EDGES = 0.2
+#: ...and stand out by this much more on the page flipped: the boards' lines look the same mirrored, the boxes
+#: do not. On the 304 photocopy pages of the end-to-end benchmark (no markers) the page as it is scores 0.32
+#: or more but one (0.09, its flip less) and its flip 0.15 or less: every page read, every mirror image
+#: refused. Their backs in a two-sided scan (`benchmarks/bench_backs.py`), 10, 15 and 25 % showing through:
+#: 276, 303 and 304 of 304 refused as backs (10 %: 6 more refused otherwise, 22 read).
+MIRROR_MARGIN = 0.05
+
 
 def _mirrored(small: np.ndarray, templates: Sequence[Template], ids: Sequence[int]) -> bool:
     """Whether the page's printed markers fit a template once the image is flipped left to right.
@@ -199,11 +219,12 @@ def _mirrored(small: np.ndarray, templates: Sequence[Template], ids: Sequence[in
     return len(flipped) >= 2 and any(fit_markers(flipped, t.markers, t.page_mm) is not None for t in templates)
 
 
-def _fit_page(small: np.ndarray, templates: Sequence[Template],
-              source: str, number: int) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
+def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, number: int,
+              washed_out: float | None = None) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
     """The best-fitting template and its page fit on the working copy (markers first, then the grid).
 
-    Raises :class:`PageError` for a mirror-image page.
+    Raises :class:`PageError` for a mirror-image page, or for the back of a sheet when such a page
+    was faint (``washed_out``: :data:`SHOW_THROUGH_BELOW`).
     """
     ids = sorted({m.id for t in templates for m in t.markers})
     repeated: set[int] = set()
@@ -211,7 +232,7 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template],
     if len(repeated) >= 2:
         raise PageError(TWO_NOTES, source, f"page {number}")
     if not markers and ids and _mirrored(small, templates, ids):
-        raise PageError(MIRRORED, source, f"page {number}")
+        raise _mirror_image(source, number, washed_out)
     fits = [(t, fit_markers(markers, t.markers, t.page_mm)) for t in templates]
     marked = [(t, f) for t, f in fits if f is not None]
     if marked:
@@ -222,7 +243,36 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template],
     if not found:
         return None
     template, (fit, per_board) = min(found, key=lambda tg: (-len(tg[1][1]), tg[1][0].residual_mm))
+    if _mirrored_grid(small, template, fit.homography, [t for t, _ in found]):
+        raise _mirror_image(source, number, washed_out)
     return template, fit, per_board
+
+
+def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:
+    """The error for a page seen mirrored: the back of a sheet when it was that faint, else a mirror-image picture."""
+    back = washed_out is not None and washed_out < SHOW_THROUGH_BELOW
+    return PageError(SHOW_THROUGH if back else MIRRORED, source, f"page {number}")
+
+
+def _mirrored_grid(small: np.ndarray, template: Template, homography: np.ndarray,
+                   templates: Sequence[Template]) -> bool:
+    """Whether a page fitted by its grid of boards to ``template`` is a mirror image (see :data:`UPRIGHT_EDGES`).
+
+    Its markers, when it has any, were not found, so :func:`_mirrored` could
+    not tell; read, a mirror image gives mirrored digits in mirrored squares.
+    The flipped page is fitted to each of ``templates`` whose grid fitted the
+    page: a faint back fits the other paper size about as well as its own.
+    """
+    as_is = upright_edge_contrast(small, homography, list(template.fields.values()))
+    if not template.fields or as_is >= UPRIGHT_EDGES:
+        return False
+    flipped = np.ascontiguousarray(cv2.flip(small, 1))
+    for other in templates:
+        found = find_grid(flipped, other)
+        rects = list(other.fields.values())
+        if found is not None and upright_edge_contrast(flipped, found[0].homography, rects) >= as_is + MIRROR_MARGIN:
+            return True
+    return False
 
 
 def locate(
@@ -239,7 +289,7 @@ def locate(
     reduced, factor = _reduce(page.image)
     small = darkest_channel(reduced)
     templates = [template] if isinstance(template, Template) else list(template)
-    fitted = _fit_page(small, templates, page.source, page.number)
+    fitted = _fit_page(small, templates, page.source, page.number, page.washed_out)
     if fitted is None:
         raise _not_a_note(small, page.source, page.number)
     chosen, fit, per_board = fitted

@@ -1,4 +1,5 @@
-"""Real sample pages as scanners and phones deliver them: 16-bit grey, 1-bit dithered or thresholded, mirrored.
+"""Real sample pages as scanners and phones deliver them: 16-bit grey, 1-bit dithered or thresholded, mirrored,
+and the blank back of a sheet in a two-sided scan.
 
 Each is read end to end with the shipped cell reader and compared with the
 same page read from an ordinary 8-bit grey file.
@@ -14,9 +15,10 @@ import pytest
 from PIL import Image
 
 from digitise.errors import PageError
+from digitise.notation.template import apply_homography
 from digitise.vision import images
 from digitise.vision.images import PageImage, load_pages
-from digitise.vision.read import MIRRORED, locate, read_pages, resolve_templates
+from digitise.vision.read import MIRRORED, SHOW_THROUGH, locate, read_pages, resolve_templates
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light"
 
@@ -88,6 +90,67 @@ def test_a_mirrored_page_is_refused_and_says_why(tmp_path: Path) -> None:
         (error,) = outcome.errors
         assert isinstance(error, PageError)
         assert error.message == f"{tmp_path / name}: page 1: {MIRRORED}"
+
+
+def _refused_as(path: Path) -> str:
+    """The one error reading the one page of ``path`` gives (it must give one and read nothing)."""
+    outcome = read_pages([path], header=False)
+    assert outcome.readings.pages == ()
+    (error,) = outcome.errors
+    assert isinstance(error, PageError)
+    assert error.message.startswith(f"{path}: page 1: ")
+    return error.message.removeprefix(f"{path}: page 1: ")
+
+
+def _back_of(front: np.ndarray, show: float) -> np.ndarray:
+    """The back of a sheet whose ``front`` (BGR) shows through: mirrored, ``show`` of its darkness, on grainy paper."""
+    seen = 255.0 - cv2.cvtColor(cv2.flip(front, 1), cv2.COLOR_BGR2GRAY).astype(np.float32)
+    seen = cv2.GaussianBlur(seen, (0, 0), 1.5)  # light spreads in the paper
+    grain = np.random.default_rng(5).normal(0.0, 2.0, seen.shape)
+    back = np.clip(238.0 - show * seen + grain, 0, 255).astype(np.uint8)
+    return cv2.cvtColor(back, cv2.COLOR_GRAY2BGR)
+
+
+def _without_markers(page: np.ndarray) -> np.ndarray:
+    """``page`` with its printed markers painted over in paper white, as an old photocopied note has none."""
+    templates = resolve_templates(None)
+    fit = locate(PageImage("page.jpg", 1, page), templates)[0]
+    assert fit.method == "markers"
+    out = page.copy()
+    paper = tuple(int(v) for v in np.percentile(page.reshape(-1, 3), 90, axis=0))
+    for marker in templates[0].markers:
+        r = marker.rect
+        corners = [(r.x - 1, r.y - 1), (r.right + 1, r.y - 1), (r.right + 1, r.bottom + 1), (r.x - 1, r.bottom + 1)]
+        cv2.fillConvexPoly(out, np.round(apply_homography(fit.homography, corners)).astype(np.int32), paper)
+    return out
+
+
+def test_the_back_of_a_sheet_in_a_two_sided_scan_is_a_blank_page_not_a_mirror_image(tmp_path: Path) -> None:
+    """A duplex scan's back pages show the front through the paper: faint and mirrored, so they were levelled,
+    their markers found flipped, and each was refused as "mirrored: flip it and scan again"."""
+    front = cv2.imread(str(SAMPLES / "page-001.jpg"))
+    for show in (0.08, 0.15):
+        cv2.imwrite(str(tmp_path / "back.png"), _back_of(front, show))
+        assert _refused_as(tmp_path / "back.png") == SHOW_THROUGH
+
+
+def test_a_note_without_markers_mirrored_is_refused_and_its_back_is_a_blank_page(tmp_path: Path) -> None:
+    """Without markers the page is found by its boards' lines, which look the same mirrored: a mirror image was
+    read as mirrored digits in the wrong squares, and a duplex back as a page of garbage (flags, misreads)."""
+    plain = _without_markers(cv2.imread(str(SAMPLES / "page-001.jpg")))
+    cv2.imwrite(str(tmp_path / "plain.png"), plain)
+    assert locate(PageImage("plain.png", 1, plain), resolve_templates(None))[0].method == "grid"
+    assert len(_boards(tmp_path / "plain.png")) >= 10
+    cv2.imwrite(str(tmp_path / "mirror.png"), cv2.flip(plain, 1))
+    assert _refused_as(tmp_path / "mirror.png") == MIRRORED
+    # The sample's lines are grey (its markers were its darkest print): a photocopy's are black.
+    photocopy = cv2.LUT(plain, np.clip(240.0 - (252.0 - np.arange(256)) * 2.27, 0, 255).astype(np.uint8))
+    for show in (0.2, 0.25):
+        cv2.imwrite(str(tmp_path / "back.png"), _back_of(photocopy, show))
+        assert _refused_as(tmp_path / "back.png") == SHOW_THROUGH
+    # Fainter, its boards' lines are not all found either way: refused, though not named as a back.
+    cv2.imwrite(str(tmp_path / "back.png"), _back_of(photocopy, 0.15))
+    assert _refused_as(tmp_path / "back.png")
 
 
 def test_bilevel_detection_is_cheap_on_grey_pages(grey: Image.Image, monkeypatch: pytest.MonkeyPatch) -> None:
