@@ -583,6 +583,19 @@ SUMMARY_NAME = "summary.json"
 OUTPUT_SUFFIXES = (".mat", ".report.json", ".readings.json", ".corrections.json")
 
 
+#: What operating systems leave among files, never a user's (compared in lower case): Windows' thumbnail caches
+#: and folder settings, a USB stick's recycle bin and volume information, the folder a Mac's zip archive
+#: unpacks its metadata into. Skipped as hidden files are: reported, each was a failed match, and the batch's
+#: exit code said it failed.
+SYSTEM_ENTRIES = frozenset({"thumbs.db", "ehthumbs.db", "desktop.ini", "__macosx", "$recycle.bin",
+                            "system volume information"})
+
+
+def _skipped(name: str) -> bool:
+    """Whether a folder entry is hidden or the system's own (:data:`SYSTEM_ENTRIES`): no page, no match."""
+    return name.startswith(".") or name.lower() in SYSTEM_ENTRIES
+
+
 def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobResult]]:
     """The matches in ``input_dir``: one per sub-folder of pages and one per PDF or TIFF file.
 
@@ -605,7 +618,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     found: list[tuple[Path, Job]] = []
     failed: list[JobResult] = []
     for entry in entries:
-        if entry.name.startswith("."):
+        if _skipped(entry.name):
             continue
         if real_path(entry) == output:
             # The output folder inside the input is not a match; one that holds pages would get
@@ -672,7 +685,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
 
 
 def _pages_under(folder: Path) -> Iterator[Path]:
-    """The page files anywhere under ``folder`` (not hidden ones).
+    """The page files anywhere under ``folder`` (not hidden or system ones: :func:`_skipped`).
 
     Raises the :class:`OSError` of a sub-folder that cannot be read, which
     ``Path.rglob`` would skip without a word, losing its pages.
@@ -683,11 +696,11 @@ def _pages_under(folder: Path) -> Iterator[Path]:
     if not os.access(folder, os.R_OK | os.X_OK):
         raise PermissionError(13, "Permission denied", str(folder))
     for root, dirs, files in os.walk(folder, onerror=fail, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not _skipped(d))
         for name in files:
             path = Path(root) / name
             suffix = path.suffix.lower()
-            if name.startswith("."):
+            if _skipped(name):
                 continue
             # A page named as one is a page, even a link leading nowhere: reading it says what is wrong, where
             # leaving it out would shorten the match without a word. So is a picture named otherwise

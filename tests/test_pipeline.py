@@ -74,6 +74,24 @@ def test_an_earlier_batchs_output_folder_left_in_the_input_is_no_match(tmp_path:
                for r in find_jobs(scans, tmp_path / "out")[1])
 
 
+def test_what_the_operating_system_leaves_among_the_scans_is_no_match(tmp_path: Path) -> None:
+    """A Mac's zip unpacks "__MACOSX/", Windows writes "Thumbs.db" and "desktop.ini", a USB stick holds
+    "System Volume Information": each was a failed match, and the batch exited as failed."""
+    scans = _tree(tmp_path)
+    (scans / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0")
+    (scans / "desktop.ini").write_text("[.ShellClassInfo]")
+    (scans / "__MACOSX" / "m1").mkdir(parents=True)
+    (scans / "__MACOSX" / "m1" / "._page9.png").write_bytes(b"\0\5\26\7")
+    (scans / "System Volume Information").mkdir()
+    (scans / "m1" / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0")
+    (scans / "m1" / "__MACOSX").mkdir()
+    (scans / "m1" / "__MACOSX" / "page11.png").write_bytes(b"x")  # even one named as a page
+    jobs, failed = find_jobs(scans, tmp_path / "out")
+    assert [j.name for j in jobs] == ["m1", "m2", "single"]
+    assert [p.name for p in jobs[0].pages] == ["page9.png", "page10.png"]
+    assert {r.name for r in failed} == {"empty", "notes.txt"}
+
+
 def test_a_link_loop_among_the_matches_is_named_as_one(tmp_path: Path) -> None:
     scans = tmp_path / "scans"
     scans.mkdir()
