@@ -201,8 +201,9 @@ def page_levels(image: np.ndarray) -> tuple[int, int]:
     return int(np.searchsorted(cumulative, 0.005 * total)), int(np.searchsorted(cumulative, 0.9 * total))
 
 
-def level_faint(image: np.ndarray) -> np.ndarray | None:
-    """A washed-out page (:data:`FAINT_PAGE`) with its levels stretched, or None for a page that needs none.
+def level_faint(image: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """A washed-out page (:data:`FAINT_PAGE`) with its levels stretched, and how much darker than its paper
+    its darkest marks were before; or None for a page that needs none.
 
     One linear map of every channel: the paper to :data:`LEVELLED_PAPER`,
     the darkest marks to :data:`LEVELLED_DARKEST`, so the reader's bars
@@ -220,7 +221,7 @@ def level_faint(image: np.ndarray) -> np.ndarray | None:
     levels = LEVELLED_PAPER - (paper - np.arange(256, dtype=np.float64)) * gain
     table = np.clip(np.round(levels), 0, 255).astype(np.uint8)
     levelled: np.ndarray = cv2.LUT(image, table)
-    return levelled
+    return levelled, round(darkness, 4)
 
 
 #: glibc's mallopt parameters, and the values :func:`keep_freed_memory` sets.
@@ -437,9 +438,7 @@ def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = Non
     washed_out = None
     if levelled is not None:
         log.info("%s page %d: washed out (its darkest marks barely darker than its paper): levelled", path, number)
-        darkest, paper = page_levels(image)
-        washed_out = round(1.0 - darkest / paper, 4)
-        image = levelled
+        image, washed_out = levelled
     return PageImage(str(path), number, image, dpi, damage, washed_out)
 
 

@@ -833,8 +833,11 @@ def test_a_washed_out_page_is_levelled_to_a_good_scans_levels() -> None:
     faded = np.clip(good.astype(np.float32) * 0.2 + 190.0, 0, 255).astype(np.uint8)
     darkest, paper = images.page_levels(faded)
     assert 1.0 - darkest / paper < images.FAINT_PAGE
-    levelled = images.level_faint(faded)
-    assert levelled is not None and levelled.shape == faded.shape and levelled.dtype == np.uint8
+    result = images.level_faint(faded)
+    assert result is not None
+    levelled, before = result
+    assert levelled.shape == faded.shape and levelled.dtype == np.uint8
+    assert before == round(1.0 - darkest / paper, 4)
     darkest, paper = images.page_levels(levelled)
     assert abs(paper - images.LEVELLED_PAPER) <= 2 and abs(darkest - images.LEVELLED_DARKEST) <= 8
     # One map for every channel, and it keeps the order of grey levels: ink stays darker than lines,
