@@ -3,10 +3,9 @@
 Every page file given is located three ways, as ``digitise read`` locates
 it (``vision.read.locate`` on the page as loaded, levelled when washed out):
 as it is, which must be read; flipped left to right, a mirror-image photo,
-which must be refused as mirrored; and as the back of its sheet, the page
-flipped, blurred a little (light spreads in paper) and a fraction of its
-darkness laid on grainy paper, which must be refused, best as the back of a
-sheet. Counts each outcome.
+which must be refused as mirrored; and as the back of its sheet
+(``sheet.damage.back_of_sheet``), which must be refused, best as the back
+of a sheet. Counts each outcome.
 
     .venv/bin/python benchmarks/bench_backs.py '/tmp/e2e-pc2/photocopy/pages/*/*.jpg' --show 0.15 --show 0.25
 """
@@ -28,16 +27,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from digitise.errors import PageError
+from digitise.sheet.damage import back_of_sheet
 from digitise.vision.images import PageImage, iter_pages, load_pages
 from digitise.vision.read import MIRRORED, SHOW_THROUGH, locate, resolve_templates
-
-
-def back_of(front: np.ndarray, show: float, seed: int = 5) -> np.ndarray:
-    """The back of a sheet whose ``front`` shows through: mirrored, ``show`` of its darkness, on grainy paper."""
-    grey = cv2.cvtColor(front, cv2.COLOR_BGR2GRAY) if front.ndim == 3 else front
-    seen = cv2.GaussianBlur(255.0 - cv2.flip(grey, 1).astype(np.float32), (0, 0), 1.5)
-    grain = np.random.default_rng(seed).normal(0.0, 2.0, seen.shape)
-    return np.clip(238.0 - show * seen + grain, 0, 255).astype(np.uint8)
 
 
 def _outcome(page: PageImage) -> str:
@@ -64,7 +56,7 @@ def _page(args: tuple[str, tuple[float, ...]]) -> list[tuple[str, str]]:
             for show in shows:
                 # Through a file, so the back is loaded (and levelled, being washed out) as a scan of it would be.
                 back_file = Path(folder) / "back.png"
-                cv2.imwrite(str(back_file), back_of(page.image, show))
+                cv2.imwrite(str(back_file), back_of_sheet(page.image, show))
                 (back,) = load_pages(back_file)
                 assert isinstance(back, PageImage)
                 rows.append((f"back, {show:.0%} showing through", _outcome(back)))

@@ -1079,15 +1079,13 @@ def test_a_two_sided_scan_gives_the_match_of_its_fronts_and_names_each_back(tmp_
     Each was refused as "mirrored: flip it and scan again": the match was right, the advice wrong."""
     from PIL import Image
 
+    from digitise.sheet.damage import back_of_sheet
     from digitise.vision.read import SHOW_THROUGH
 
     fronts = [Image.open(p).convert("RGB") for p in sorted((ROOT / "samples" / "alice-bruno" / "light").glob("page-*.jpg"))[:3]]
     sheets = []
     for front in fronts:
-        seen = 255.0 - np.asarray(front.transpose(Image.Transpose.FLIP_LEFT_RIGHT).convert("L"), np.float32)
-        grain = np.random.default_rng(2).normal(0.0, 2.0, seen.shape)
-        back = Image.fromarray(np.clip(238.0 - 0.12 * seen + grain, 0, 255).astype(np.uint8)).convert("RGB")
-        sheets += [front, back]
+        sheets += [front, Image.fromarray(back_of_sheet(np.asarray(front.convert("L")), 0.12)).convert("RGB")]
     sheets[0].save(tmp_path / "duplex.pdf", save_all=True, append_images=sheets[1:], resolution=150)
     fronts[0].save(tmp_path / "fronts.pdf", save_all=True, append_images=fronts[1:], resolution=150)
     result = run("scan", tmp_path / "duplex.pdf", "-o", tmp_path / "duplex.mat")

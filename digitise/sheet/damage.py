@@ -230,6 +230,19 @@ def _light_field(ranges: DamageRanges, size: tuple[int, int], rng: np.random.Gen
     return cv2.resize(small_u8, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
+def back_of_sheet(front: np.ndarray, show: float, seed: int = 5) -> np.ndarray:
+    """The back of a sheet whose ``front`` (uint8, BGR or grey) shows through, as a two-sided scan has it.
+
+    Mirrored, blurred (light spreads in the paper), ``show`` of the front's
+    darkness on grainy paper (grey 238, noise sigma 2): a grey uint8 page.
+    """
+    grey = cv2.cvtColor(front, cv2.COLOR_BGR2GRAY) if front.ndim == 3 else front
+    seen = cv2.GaussianBlur(255.0 - cv2.flip(grey, 1).astype(np.float32), (0, 0), 1.5)
+    grain = np.random.default_rng(seed).normal(0.0, 2.0, seen.shape)
+    back: np.ndarray = np.clip(238.0 - show * seen + grain, 0, 255).astype(np.uint8)
+    return back
+
+
 @dataclass(frozen=True, slots=True)
 class Damaged:
     """A damaged page and how it was made."""

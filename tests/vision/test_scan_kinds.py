@@ -16,6 +16,7 @@ from PIL import Image
 
 from digitise.errors import PageError
 from digitise.notation.template import apply_homography
+from digitise.sheet.damage import back_of_sheet
 from digitise.vision import images
 from digitise.vision.images import PageImage, load_pages
 from digitise.vision.read import MIRRORED, SHOW_THROUGH, locate, read_pages, resolve_templates
@@ -102,15 +103,6 @@ def _refused_as(path: Path) -> str:
     return error.message.removeprefix(f"{path}: page 1: ")
 
 
-def _back_of(front: np.ndarray, show: float) -> np.ndarray:
-    """The back of a sheet whose ``front`` (BGR) shows through: mirrored, ``show`` of its darkness, on grainy paper."""
-    seen = 255.0 - cv2.cvtColor(cv2.flip(front, 1), cv2.COLOR_BGR2GRAY).astype(np.float32)
-    seen = cv2.GaussianBlur(seen, (0, 0), 1.5)  # light spreads in the paper
-    grain = np.random.default_rng(5).normal(0.0, 2.0, seen.shape)
-    back = np.clip(238.0 - show * seen + grain, 0, 255).astype(np.uint8)
-    return cv2.cvtColor(back, cv2.COLOR_GRAY2BGR)
-
-
 def _without_markers(page: np.ndarray) -> np.ndarray:
     """``page`` with its printed markers painted over in paper white, as an old photocopied note has none."""
     templates = resolve_templates(None)
@@ -130,7 +122,7 @@ def test_the_back_of_a_sheet_in_a_two_sided_scan_is_a_blank_page_not_a_mirror_im
     their markers found flipped, and each was refused as "mirrored: flip it and scan again"."""
     front = cv2.imread(str(SAMPLES / "page-001.jpg"))
     for show in (0.08, 0.15):
-        cv2.imwrite(str(tmp_path / "back.png"), _back_of(front, show))
+        cv2.imwrite(str(tmp_path / "back.png"), back_of_sheet(front, show))
         assert _refused_as(tmp_path / "back.png") == SHOW_THROUGH
 
 
@@ -146,10 +138,10 @@ def test_a_note_without_markers_mirrored_is_refused_and_its_back_is_a_blank_page
     # The sample's lines are grey (its markers were its darkest print): a photocopy's are black.
     photocopy = cv2.LUT(plain, np.clip(240.0 - (252.0 - np.arange(256)) * 2.27, 0, 255).astype(np.uint8))
     for show in (0.2, 0.25):
-        cv2.imwrite(str(tmp_path / "back.png"), _back_of(photocopy, show))
+        cv2.imwrite(str(tmp_path / "back.png"), back_of_sheet(photocopy, show))
         assert _refused_as(tmp_path / "back.png") == SHOW_THROUGH
     # Fainter, its boards' lines are not all found either way: refused, though not named as a back.
-    cv2.imwrite(str(tmp_path / "back.png"), _back_of(photocopy, 0.15))
+    cv2.imwrite(str(tmp_path / "back.png"), back_of_sheet(photocopy, 0.15))
     assert _refused_as(tmp_path / "back.png")
 
 
