@@ -698,14 +698,21 @@ def test_a_note_in_a_format_it_cannot_be_printed_in_is_a_usage_error(tmp_path: P
     assert not (tmp_path / "note.jpg").exists()
 
 
-def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> None:
+def _converted_before(tmp_path: Path, *names: str, flagged: int = 3) -> tuple[Path, Path]:
+    """An input folder of matches (one page each, never read) and an output folder where each was converted
+    before: its .mat and a report of 40 turns, ``flagged`` of them flagged. Returns (scans, out)."""
     scans, out = tmp_path / "scans", tmp_path / "out"
     out.mkdir()
-    for name in ("m1", "m2"):
+    for name in names:
         (scans / name).mkdir(parents=True)
         (scans / name / "p1.png").write_bytes(b"never read: converted before")
         (out / f"{name}.mat").write_text("done\n")
-        (out / f"{name}.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+        (out / f"{name}.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": flagged}}))
+    return scans, out
+
+
+def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> None:
+    scans, out = _converted_before(tmp_path, "m1", "m2")
     result = run("batch", scans, "-o", out, "--jobs", "1")
     # Still to review: exit 1 as the first run gave, not a clean 0.
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
@@ -926,12 +933,7 @@ def test_a_forced_batch_re_run_keeps_what_the_review_said(tmp_path: Path) -> Non
 
 
 def test_a_re_run_counts_the_flags_the_review_left(tmp_path: Path) -> None:
-    scans, out = tmp_path / "scans", tmp_path / "out"
-    (scans / "m1").mkdir(parents=True)
-    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
-    out.mkdir()
-    (out / "m1.mat").write_text("done\n")
-    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    scans, out = _converted_before(tmp_path, "m1")
     (out / "m1.report.readings.json").write_text("{}")
     (out / "m1.report.corrections.json").write_text(json.dumps(
         {"format": "digitise-corrections", "version": 2, "summary": {"games": 1, "turns": 40, "flagged": 0},
@@ -944,12 +946,7 @@ def test_a_re_run_counts_the_flags_the_review_left(tmp_path: Path) -> None:
 
 def test_a_re_run_says_when_a_converted_matchs_report_is_gone(tmp_path: Path) -> None:
     """The .mat is written last, so a match with its .mat was converted whole; files deleted since are said."""
-    scans, out = tmp_path / "scans", tmp_path / "out"
-    (scans / "m1").mkdir(parents=True)
-    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
-    out.mkdir()
-    (out / "m1.mat").write_text("done\n")
-    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 0}}))
+    scans, out = _converted_before(tmp_path, "m1", flagged=0)
     result = run("batch", scans, "-o", out, "--jobs", "1")
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert ("digitise: note: m1: m1.report.readings.json is gone: the review page needs it; --force converts the "
@@ -1040,12 +1037,7 @@ def test_a_missing_model_is_one_error_before_any_page(tmp_path: Path, monkeypatc
 
 def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) -> None:
     """A match reviewed, then its corrections file spoilt by hand: the re-run names the file, not hides the match."""
-    scans, out = tmp_path / "scans", tmp_path / "out"
-    out.mkdir()
-    (scans / "m1").mkdir(parents=True)
-    (scans / "m1" / "p1.png").write_bytes(b"never read: converted before")
-    (out / "m1.mat").write_text("done\n")
-    (out / "m1.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": 3}}))
+    scans, out = _converted_before(tmp_path, "m1")
     (out / "m1.report.corrections.json").write_text("{garbage")
     result = run("batch", scans, "-o", out, "--jobs", "1")
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
