@@ -211,6 +211,24 @@ def test_combined_readings_are_a_product_of_experts_over_multisets() -> None:
     assert sum(c.probability for c in alone.candidates) == pytest.approx(0.9, abs=1e-5)
 
 
+def test_a_square_both_readers_are_sure_of_stays_sure_however_long_their_lists() -> None:
+    rivals = [(1,), (2,), (3,), (), (5, 5), (1, 5), (5, 6)]
+    whole = CellAnalysis((CellReading((5,), 0.99), *(CellReading(r, 1e-3) for r in rivals)), 0.0, 0.0, 0.0)
+    segmented = CellAnalysis((CellReading((5,), 0.9999), *(CellReading(r, 1e-5) for r in rivals)), 0.0, 0.0, 0.0)
+    got = combine_readings(whole, segmented, 8)
+    assert got.candidates[0].digits == (5,)
+    # Each rival keeps what the two readers said of it (1e-3 and 1e-5), not the floor (0.01): with
+    # seven rivals at the floor the best reading could not pass 0.93.
+    assert got.candidates[0].probability > 0.99
+    assert got.candidates[1].probability == pytest.approx(
+        whole_mass(whole) * (1e-3 * 1e-5) ** 0.5 / ((0.99 * 0.9999) ** 0.5 + 7 * (1e-3 * 1e-5) ** 0.5), abs=1e-6)
+
+
+def whole_mass(analysis: CellAnalysis) -> float:
+    """The probability mass a reader's candidates list."""
+    return min(1.0, sum(c.probability for c in analysis.candidates))
+
+
 def test_a_weighted_sharpened_combination() -> None:
     whole = CellAnalysis((CellReading((3, 5), 0.6), CellReading((3,), 0.3)), 0.0, 0.0, 0.0)
     segmented = CellAnalysis((CellReading((3,), 0.7), CellReading((5, 3), 0.2)), 0.0, 0.0, 0.0)
