@@ -1115,13 +1115,58 @@ def misread_doubt(node: Node) -> bool:
     return node.fit < LOOSE_FIT and confidence(node) < MISREAD_SURE
 
 
+def _answered_by_drop(summary: Summary) -> bool:
+    """Whether a decision on the board after a double begins by dropping it (the end of the readings does too)."""
+    return bool(summary) and (summary[0] == "drop" or (summary[0] == "final" and "drop" in summary))
+
+
+def decisions(node: Node) -> dict[Summary, float]:
+    """The decisions of ``node``'s board with their best final scores, a drop recorded two ways counted once.
+
+    A double dropped is recorded the same (``Doubles``, ``Drops``, ``Wins``)
+    whether the doubler's result square says so (``(..., "double", side,
+    "drop")``) or the board after it does (the double left unanswered, then
+    dropped). Weighed apart, a result square the reader was unsure of made
+    the drop look doubtful when only the square was. So when ``node`` is one
+    of the two, the other's ways of dropping count as ``node``'s; an
+    unanswered double's other continuations (a take) stay its rival.
+    """
+    parent = node.parent
+    if parent is None:
+        return {}
+    out = dict(parent.kids)
+    summary = node.summary
+    if len(summary) == 4 and summary[1] == "double" and summary[3] == "drop":
+        unanswered = summary[:3]
+        pending = next((c for c in parent.children if c.summary == unanswered), None)
+        if pending is not None and unanswered in out:
+            dropped = [v for k, v in pending.kids.items() if _answered_by_drop(k)]
+            rest = [v for k, v in pending.kids.items() if not _answered_by_drop(k)]
+            if dropped:
+                out[summary] = max(out.get(summary, node.best), *dropped)
+                if rest:
+                    out[unanswered] = max(rest)
+                else:
+                    del out[unanswered]
+    elif len(summary) == 3 and summary[1] == "double" and node.kids:
+        taken = max(node.kids.items(), key=lambda kv: kv[1])[0]
+        by_square = (*summary, "drop")
+        if _answered_by_drop(taken) and by_square in out:
+            out[summary] = max(out.get(summary, node.best), out.pop(by_square))
+    return out
+
+
 def confidence(node: Node) -> float:
-    """How much better ``node``'s decision is than the best other decision of its board, in [0, 1]."""
+    """How much better ``node``'s decision is than the best other decision of its board, in [0, 1].
+
+    Decisions that record the same (:func:`decisions`) are one decision here.
+    """
     parent = node.parent
     if parent is None:
         return 1.0
-    mine = parent.kids.get(node.summary, node.best)
-    others = [v for k, v in parent.kids.items() if k != node.summary]
+    weighed = decisions(node)
+    mine = weighed.get(node.summary, node.best)
+    others = [v for k, v in weighed.items() if k != node.summary]
     if not others:
         return 1.0
     alt = max(others)
@@ -1178,7 +1223,7 @@ def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
     parent = node.parent
     if parent is None:
         return []
-    ranked = sorted(parent.kids.items(), key=lambda kv: -kv[1])[:limit]
+    ranked = sorted(decisions(node).items(), key=lambda kv: -kv[1])[:limit]
     top = ranked[0][1] if ranked else 0.0
     weights = [math.exp(max(v - top, -60.0)) for _, v in ranked]
     total = sum(weights) or 1.0
