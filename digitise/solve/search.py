@@ -1149,9 +1149,10 @@ def decisions(node: Node) -> dict[Summary, float]:
                 else:
                     del out[unanswered]
     elif len(summary) == 3 and summary[1] == "double" and node.kids:
-        taken = max(node.kids.items(), key=lambda kv: kv[1])[0]
+        # The answer on ``node``'s own line: its best continuation (the path goes through it).
+        followed = max(node.kids.items(), key=lambda kv: kv[1])[0]
         by_square = (*summary, "drop")
-        if _answered_by_drop(taken) and by_square in out:
+        if _answered_by_drop(followed) and by_square in out:
             out[summary] = max(out.get(summary, node.best), out.pop(by_square))
     return out
 
