@@ -1221,10 +1221,12 @@ def _compared(mine: tuple[float, float, float], mine_final: float,
 
 def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
     """The best decisions for ``node``'s board, with probabilities among them."""
-    parent = node.parent
-    if parent is None:
-        return []
-    ranked = sorted(decisions(node).items(), key=lambda kv: -kv[1])[:limit]
+    return _ranked(decisions(node), limit)
+
+
+def _ranked(weighed: dict[Summary, float], limit: int) -> list[tuple[Summary, float]]:
+    """The ``limit`` best of :func:`decisions`, their final scores made probabilities among them."""
+    ranked = sorted(weighed.items(), key=lambda kv: -kv[1])[:limit]
     top = ranked[0][1] if ranked else 0.0
     weights = [math.exp(max(v - top, -60.0)) for _, v in ranked]
     total = sum(weights) or 1.0
@@ -1234,16 +1236,18 @@ def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
 def weighed_alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float, tuple[str, ...]]]:
     """:func:`alternatives` with each one's reasons: how it compares with the decision taken.
 
-    The decision taken is compared with the best other one. A decision whose
-    parts were not kept (none in a finished search) gets no reasons.
+    The decision taken is compared with the best other one, both as
+    :func:`decisions` weighs them (a drop recorded two ways is one). A
+    decision whose parts were not kept (none in a finished search) gets no reasons.
     """
-    ranked = alternatives(node, limit)
     parent = node.parent
     if parent is None:
         return []
+    weighed = decisions(node)
+    ranked = _ranked(weighed, limit)
     mine = parent.parts.get(node.summary)
-    mine_final = parent.kids.get(node.summary, node.best)
-    others = [(k, v) for k, v in parent.kids.items() if k != node.summary and k in parent.parts]
+    mine_final = weighed.get(node.summary, node.best)
+    others = [(k, v) for k, v in weighed.items() if k != node.summary and k in parent.parts]
     rival = max(others, key=lambda kv: kv[1]) if others else None
     out: list[tuple[Summary, float, tuple[str, ...]]] = []
     for summary, p in ranked:
@@ -1254,7 +1258,7 @@ def weighed_alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, floa
             reasons = () if rival is None else _compared(mine, mine_final, parent.parts[rival[0]], rival[1],
                                                          "move" in summary and "move" in rival[0])
         else:
-            reasons = _compared(parts, parent.kids[summary], mine, mine_final,
+            reasons = _compared(parts, weighed[summary], mine, mine_final,
                                 "move" in summary and "move" in node.summary)
         out.append((summary, p, reasons))
     return out
