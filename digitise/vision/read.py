@@ -263,8 +263,10 @@ def _mirrored_grid(small: np.ndarray, template: Template, homography: np.ndarray
     The flipped page is fitted to each of ``templates`` whose grid fitted the
     page: a faint back fits the other paper size about as well as its own.
     """
+    if not template.fields:
+        return False
     as_is = upright_edge_contrast(small, homography, list(template.fields.values()))
-    if not template.fields or as_is >= UPRIGHT_EDGES:
+    if as_is >= UPRIGHT_EDGES:
         return False
     flipped = np.ascontiguousarray(cv2.flip(small, 1))
     for other in templates:
