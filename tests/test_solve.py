@@ -386,19 +386,13 @@ def test_an_arrow_where_no_double_is_allowed_is_flagged_not_written() -> None:
 
 def test_a_resignation_worth_less_than_the_cube_is_read_as_a_legal_value() -> None:
     # A dropped redouble (cube 2 to 4: the result square says 2); the square misread as 1.
-    for path in MATCHES:
-        match = read_mat(path).match
-        encoded = encode_match(match)
-        for k, board in enumerate(encoded):  # noqa: B007 - k, the board found, is used after the loop
-            game = match.games[board.game - 1]
-            kinds = [game.actions[i].kind for i in board.actions]
-            if kinds[-2:] == [ActionKind.DOUBLE, ActionKind.DROP] and game.actions[board.actions[-2]].cube == 4:
-                break
-        else:
-            continue
-        break
-    else:
+    found = next(((p, k) for p in MATCHES if (k := _dropped_double(read_mat(p).match, 4)) is not None), None)
+    if found is None:
         pytest.skip("no real match with a dropped redouble")
+    match = read_mat(found[0]).match
+    encoded = encode_match(match)
+    k = found[1]
+    board = encoded[k]
     boards = [certain_reading(1, b.marks) for b in encoded]
     cell = next(name for name in boards[k].cells if name in NUMBER_CELLS)
     assert boards[k].cells[cell][0].digits == (2,)
@@ -1166,13 +1160,13 @@ def test_a_gap_is_placed_by_the_pages_place_in_the_pile_not_its_number() -> None
     assert flagged and flagged[0] >= 16
 
 
-def _dropped_double(match: MatchRecord) -> int | None:
-    """The index of the first board of ``match`` that doubles and is dropped with the cube at 1, not in the last game."""
+def _dropped_double(match: MatchRecord, cube: int, before_last_game: bool = False) -> int | None:
+    """The index of the first board of ``match`` whose double to ``cube`` is dropped (in a game before the last)."""
     for k, board in enumerate(encode_match(match)):
         game = match.games[board.game - 1]
         kinds = [game.actions[i].kind for i in board.actions]
-        if (kinds[-2:] == [ActionKind.DOUBLE, ActionKind.DROP] and game.actions[board.actions[-2]].cube == 2
-                and board.game < len(match.games)):
+        if (kinds[-2:] == [ActionKind.DOUBLE, ActionKind.DROP] and game.actions[board.actions[-2]].cube == cube
+                and not (before_last_game and board.game == len(match.games))):
             return k
     return None
 
@@ -1184,7 +1178,8 @@ def _dropped_double(match: MatchRecord) -> int | None:
 def test_a_drop_the_result_square_is_unsure_of_is_no_doubt(square: tuple[CellReading, ...]) -> None:
     """A dropped double is recorded the same whether its result square says so or the next board (a new
     game) does: an unsure result square is no reason to doubt the drop."""
-    found = next(((p, k) for p in MATCHES if (k := _dropped_double(read_mat(p).match)) is not None), None)
+    found = next(((p, k) for p in MATCHES
+                  if (k := _dropped_double(read_mat(p).match, 2, before_last_game=True)) is not None), None)
     if found is None:
         pytest.skip("no real match with a double dropped before its last game in ../shared")
     path, k = found
