@@ -47,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.intervals import describe
 from digitise.game.position import Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.selfplay import SelfPlayOptions, play_match
@@ -171,6 +172,8 @@ class LevelFigures:
     boards_read_right: int = 0
     boards: int = 0
     examples: list[str] = field(default_factory=list)
+    #: Per written match: (turns, right, flagged themselves), for the intervals over matches.
+    per_match: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def _top(cands: Sequence[Sequence[Any]]) -> list[int]:
@@ -223,7 +226,9 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
         figures.wrong += got.wrong
         figures.silent += got.silent
         figures.flagged += got.flagged
-        figures.flagged_own += sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+        own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+        figures.flagged_own += own
+        figures.per_match.append((got.turns, got.right, own))
         figures.results_wrong += got.results_wrong
         _attribute(figures, name, render_dir, out_dir, truth, solved, report)
         if got.silent and len(figures.examples) < 40:
@@ -421,6 +426,11 @@ def print_accuracy(all_figures: Sequence[LevelFigures]) -> None:
               f"| {_pct(f.silent, f.turns)} ({f.silent}) | {_pct(f.flagged_own, f.turns)} ({f.flagged_own}) | {_pct(f.flagged, f.turns)} ({f.flagged}) "
               f"| {f.flagged_right} | {_pct(f.lines_right, f.turns)} | {f.results_wrong} | {_pct(f.boards_read_right, f.boards)} "
               f"| {len(f.failed)} ({f.lost}) | {len(f.invalid_mat)} | {len(f.gnubg_bad)} | {f.pages / f.seconds:.2f} |")
+    for f in all_figures:
+        if f.per_match:
+            turns = [m[0] for m in f.per_match]
+            print(f"\n{f.level}, over the {len(f.per_match)} matches written: right, no human "
+                  f"{describe([m[1] for m in f.per_match], turns)}; flagged {describe([m[2] for m in f.per_match], turns)}")
     for f in all_figures:
         print(f"\n{f.level}: solved turns that differ from their board's truth: first errors where the reader "
               f"misread the board {f.wrong_reader}, first errors on a board read right (solver) {f.wrong_solver}, "

@@ -6,6 +6,9 @@ reader output in seconds, without reading the pages again.
 
     .venv/bin/python benchmarks/resolve.py /tmp/e2e/medium
     .venv/bin/python benchmarks/resolve.py /tmp/e2e/heavy --set prior.WEIGHT=7
+    .venv/bin/python benchmarks/resolve.py /tmp/e2e/heavy /tmp/e2e-9100/heavy   # each, then pooled
+
+Each figure comes with its 95 % interval over matches (``benchmarks/intervals.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.intervals import describe
 from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
 from digitise.notation.readings import load_readings
 from digitise.solve import REVIEW_BELOW, solve
@@ -60,32 +64,47 @@ def one(args: tuple[str, str, float, tuple[str, ...]]) -> tuple[str, int, int, i
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("level_dir", type=Path, help="a level folder of a bench_end_to_end.py run (pages/, out/)")
+    parser.add_argument("level_dirs", type=Path, nargs="+", metavar="level_dir",
+                        help="a level folder of a bench_end_to_end.py run (pages/, out/); several are also pooled")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="set a constant of digitise.solve.MODULE first (e.g. prior.WEIGHT=7, search.BEAM=64)")
     args = parser.parse_args(argv)
-    out = args.level_dir / "out"
-    truth = args.level_dir.parent / "truth"
-    if not truth.is_dir():
-        truth = args.level_dir / "truth"
     apply_settings(args.set)  # a bad name fails here, once, not in every worker
-    jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")), args.review_below,
-             tuple(args.set))
-            for p in sorted(out.glob("*.report.readings.json"))]
+    pooled: list[tuple[str, int, int, int, int, int, int, int]] = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(one, jobs))
-    totals = [sum(r[i] for r in rows) for i in range(1, 8)]
-    if args.verbose:
-        for r in rows:
-            print(*r)
-    turns, right, lines, silent, own, covered, results = totals
-    print(f"matches {len(rows)} turns {turns}: right {right / turns:.2%}, lines right {lines / turns:.2%}, "
+        for level_dir in args.level_dirs:
+            truth = level_dir.parent / "truth"
+            if not truth.is_dir():
+                truth = level_dir / "truth"
+            jobs = [(str(p), str(truth / p.name.replace(".report.readings.json", ".mat")), args.review_below,
+                     tuple(args.set))
+                    for p in sorted((level_dir / "out").glob("*.report.readings.json"))]
+            rows = list(pool.map(one, jobs))
+            if args.verbose:
+                for r in rows:
+                    print(*r)
+            _print_figures(rows, f"{level_dir}: " if len(args.level_dirs) > 1 else "")
+            pooled += rows
+    if len(args.level_dirs) > 1:
+        _print_figures(pooled, "all pooled: ")
+    return 0
+
+
+def _print_figures(rows: Sequence[tuple[str, int, int, int, int, int, int, int]], label: str) -> None:
+    """The figures of some matches' rows (see :func:`one`), with their intervals over matches."""
+    if not rows:
+        print(f"{label}no saved readings (NAME.report.readings.json) under out/")
+        return
+    turns, right, lines, silent, own, covered, results = (sum(r[i] for r in rows) for i in range(1, 8))
+    print(f"{label}matches {len(rows)} turns {turns}: right {right / turns:.2%}, lines right {lines / turns:.2%}, "
           f"silent {silent / turns:.2%} ({silent}), flagged {own / turns:.2%}, flagged or following "
           f"{covered / turns:.2%}, results wrong {results}")
-    return 0
+    counts = [r[1] for r in rows]
+    print(f"  over the {len(rows)} matches: right {describe([r[2] for r in rows], counts)}; "
+          f"flagged {describe([r[5] for r in rows], counts)}")
 
 
 if __name__ == "__main__":
