@@ -560,6 +560,44 @@ def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPa
     assert all("the marks fit only if a cell was misread" in t["reasons"] for t in turns)
 
 
+@pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
+def test_a_board_a_game_rests_on_is_flagged_though_sure_enough_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A digit misread at 0.95 that spells another legal play, the truth listed at 0.006: about 0.994 sure,
+    above the review bar, but every later turn of the game rests on it (REVIEW_EXPECTED_WRONG)."""
+    import digitise.solve as solve_module
+
+    def misread(match: MatchRecord, boards: list[BoardReading], k: int, wrong: int) -> list[BoardReading]:
+        board = boards[k]
+        name = min(board.cells)
+        cells = dict(board.cells)
+        cells[name] = (CellReading((wrong,), 0.95), CellReading(board.cells[name][0].digits, 0.006))
+        return [*boards[:k], BoardReading(board.index, cells, board.crossed, board.arrow, board.letters), *boards[k + 1:]]
+
+    # Found by trying each digit in the single-digit squares of the first boards of these matches: the
+    # "4" on B4 of this match's sixth board read as a "2" carries its game astray, silently without the rule.
+    path = next((p for p in MATCHES if p.name == "bgstudio_Llabba_Bigeagle32_9pt_2023_09_21_12_05_50.mat"), None)
+    if path is None:
+        pytest.skip("the real match this case was found in is not in ../shared/data/matches")
+    match = read_mat(path).match
+    k = 5
+    boards = misread(match, [certain_reading(n % 8 + 1, b.marks) for n, b in enumerate(encode_match(match))], k, 2)
+    monkeypatch.setattr(solve_module, "REVIEW_EXPECTED_WRONG", 0.0)
+    unguarded = solve(paginate(boards), players=match.players, length=match.length)
+    assert compare(match, unguarded.match, unguarded.report).silent >= 5, "without the rule the misread goes astray"
+    monkeypatch.setattr(solve_module, "REVIEW_EXPECTED_WRONG", 0.2)
+    result = solve(paginate(boards), players=match.players, length=match.length)
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    i = next(i for i, t in enumerate(turns) if (t["page"] - 1) * 8 + t["board"] - 1 == k)
+    assert turns[i]["flagged"] and turns[i]["confidence"] >= 0.98
+    assert any(r.endswith("later turns rest on this board, and it is not sure enough for that")
+               for r in turns[i]["reasons"])
+    place = {"page": turns[i]["page"], "board": turns[i]["board"]}
+    game = next(g for g in result.report["games"] if turns[i] in g["turns"])
+    later = game["turns"][game["turns"].index(turns[i]) + 1:]
+    assert later and any(t["follows"] == place for t in later)
+    assert compare(match, result.match, result.report).silent == 0
+
+
 def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
     """Where the rest of the board and the rules pin the dice, a centre the reader could not make out is no flag."""
     if not MATCHES:

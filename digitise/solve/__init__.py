@@ -35,7 +35,9 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   move recorded" with "the marks show ...; written as the nearest legal play
   ...", "blank board inside a game", "unreadable centre" (with low confidence), "arrow where no
   double is allowed", "result square reads N, not a legal value ...", "game
-  does not end", "correction does not fit", "the game's end was not recorded
+  does not end", "correction does not fit", "N later turns rest on this board, and it is
+  not sure enough for that" (sure by the review bar, but the turns expected wrong because of it reach
+  :data:`REVIEW_EXPECTED_WRONG`), "the game's end was not recorded
   ...", "the page numbers jump from N to M before this page: a page
   missing?", "the board does not continue this game ..." and "the page does
   not continue this match ...: left out" in ``skipped``);
@@ -118,6 +120,7 @@ from digitise.solve.search import (
     best_line,
     best_path,
     confidence,
+    decisions,
     misread_doubt,
     rivals,
     troubled,
@@ -126,6 +129,10 @@ from digitise.solve.search import (
 
 #: Turns less sure than this are flagged for review.
 REVIEW_BELOW = 0.98
+#: A board sure enough by REVIEW_BELOW is still flagged when the turns expected wrong because of it
+#: (its doubt, times itself and the later turns that would read otherwise) reach this: a fifth of a turn.
+#: 0.3 let a 35-turn cascade of a fresh heavy benchmark match through unflagged (benchmarks/README.md).
+REVIEW_EXPECTED_WRONG = 0.2
 DEFAULT_PLAYERS = ("Bottom", "Top")
 
 
@@ -744,7 +751,8 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     # The first turn after a gap in the page numbers: nothing on the boards may show the pages
     # missing, so it is flagged, and the rest of its game rests on it.
     after_gap = gaps.flagged(path, places) if gaps is not None else {}
-    inherited = _inherited_doubt(path, places, review_below, frozenset(after_gap))
+    costly = _costly(path, evidence, review_below)
+    inherited = _inherited_doubt(path, places, review_below, frozenset(after_gap), frozenset(costly))
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
         exact = confidence(node) if node.board is not None else 1.0
@@ -771,6 +779,8 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             continue
         if ev is not None and doubtful:
             reasons.append("low confidence")
+        elif ev is not None and id(node) in costly:
+            reasons.append(f"{costly[id(node)]} later turns rest on this board, and it is not sure enough for that")
         if id(node) in after_gap:
             reasons.append(after_gap[id(node)])
         if ev is not None and node.fit < POOR_FIT and "illegal move recorded" not in reasons:
@@ -817,8 +827,89 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     return SolveResult(match, report)
 
 
+def _resting_turns(path: list[Node], index: int, by_board: dict[int, Node], rest: int) -> int:
+    """How many later boards of ``path[index]``'s game would read otherwise had its best rival been taken.
+
+    The rival's own best line is followed board by board until it leaves
+    the same position as ``path`` again; where it was dropped from the beam
+    before that (or never met the path again), the rest of the game counts:
+    ``rest``, the boards of the game after this one.
+    """
+    node = path[index]
+    parent = node.parent
+    if parent is None:
+        return 0
+    others = [(value, summary) for summary, value in decisions(node).items() if summary != node.summary]
+    if not others:
+        return 0
+    best = max(others, key=lambda pair: pair[0])[1]
+    rival = next((c for c in parent.children if c.summary == best), None) or parent.merged.get(best)
+    if rival is None:
+        return rest
+    count = 0
+    for alt in best_line(rival):
+        mine = by_board.get(alt.board) if alt.board is not None else None
+        if mine is None or _after(mine) == _after(alt):
+            return count
+        if mine is not node:
+            count += 1
+    return rest
+
+
+#: Only a board with a cell the reader was less sure of than this is weighed by what rests on it.
+RESTING_DOUBT = 0.99
+
+
+def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float) -> dict[int, int]:
+    """Boards sure enough on their own but with too much resting on them: node id -> later boards at stake.
+
+    A board at 0.994 whose rival leaves a checker elsewhere for the rest of
+    the game puts every later turn of it at stake: in a fresh benchmark
+    match (seed 9228) one such board let 35 wrong turns through unflagged.
+    So a board is also flagged when the turns expected wrong because of it,
+    its doubt times itself and the later boards that would read otherwise
+    (:func:`_resting_turns`), reach :data:`REVIEW_EXPECTED_WRONG`. Only
+    where the reader was unsure of some cell (:data:`RESTING_DOUBT`): a board
+    read surely in every cell keeps rivals only through the slips the solver
+    allows for (a digit seen in the square beside its own), and a clear page
+    must not be flagged for those.
+    """
+    if REVIEW_EXPECTED_WRONG <= 0.0:
+        return {}
+    by_board = {node.board: node for node in path if node.board is not None}
+    # Boards of the same game after each one, counted from the end.
+    rest = [0] * len(path)
+    after: dict[int, int] = {}
+    for index in range(len(path) - 1, -1, -1):
+        node = path[index]
+        game = node.parent.state.game if node.parent is not None else -1
+        rest[index] = after.get(game, 0)
+        if node.board is not None and node.parent is not None:
+            after[game] = rest[index] + 1
+    out: dict[int, int] = {}
+    for index, node in enumerate(path):
+        if node.board is None or not _read_unsurely(evidence[node.board]):
+            continue
+        sure = confidence(node)
+        # Below the review bar it is flagged anyway; no more than the whole path can rest on it.
+        if sure < review_below or (1.0 - sure) * len(path) < REVIEW_EXPECTED_WRONG:
+            continue
+        doubt = 1.0 - sure
+        resting = _resting_turns(path, index, by_board, rest[index])
+        if doubt * (1 + resting) >= REVIEW_EXPECTED_WRONG:
+            out[id(node)] = resting
+    return out
+
+
+def _read_unsurely(evidence: BoardEvidence) -> bool:
+    """Whether the reader was less sure than :data:`RESTING_DOUBT` of some cell of the board."""
+    return any(max((c.probability for c in candidates), default=1.0) < RESTING_DOUBT
+               for candidates in evidence.reading.cells.values())
+
+
 def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
-                     review_below: float, doubted: frozenset[int] = frozenset()) -> dict[int, tuple[int, int]]:
+                     review_below: float, doubted: frozenset[int] = frozenset(),
+                     wide: frozenset[int] = frozenset()) -> dict[int, tuple[int, int]]:
     """Turns whose position rests on an earlier doubtful board, with that board's place.
 
     When a doubtful board's runner-up explanation leads to a different
@@ -838,7 +929,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         # not sure of: misread_doubt) leaves the rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
         unknown = acts and (bool(node.tags) or misread_doubt(node) or id(node) in doubted)
-        for rival in rivals(node, margin):
+        for rival in rivals(node, 50.0 if id(node) in wide else margin):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known
                 continue
