@@ -121,6 +121,7 @@ from digitise.solve.search import (
     best_path,
     confidence,
     decisions,
+    leads_to,
     misread_doubt,
     rivals,
     troubled,
@@ -751,8 +752,9 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     # The first turn after a gap in the page numbers: nothing on the boards may show the pages
     # missing, so it is flagged, and the rest of its game rests on it.
     after_gap = gaps.flagged(path, places) if gaps is not None else {}
-    costly = _costly(path, evidence, review_below)
-    inherited = _inherited_doubt(path, places, review_below, frozenset(after_gap), frozenset(costly))
+    by_board = {node.board: node for node in path if node.board is not None}
+    costly = _costly(path, evidence, review_below, by_board)
+    inherited = _inherited_doubt(path, places, by_board, review_below, frozenset(after_gap), frozenset(costly))
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
         exact = confidence(node) if node.board is not None else 1.0
@@ -827,40 +829,48 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     return SolveResult(match, report)
 
 
-def _resting_turns(path: list[Node], index: int, by_board: dict[int, Node], rest: int) -> int:
-    """How many later boards of ``path[index]``'s game would read otherwise had its best rival been taken.
+def _apart(node: Node, rival: Node, by_board: dict[int, Node]) -> tuple[list[Node], bool]:
+    """The later boards of the path that read otherwise along ``rival``'s best line, and whether it meets
+    the path again (leaves the same position as ``node``'s line); it does not when it was dropped first."""
+    apart: list[Node] = []
+    for alt in best_line(rival):
+        mine = by_board.get(alt.board) if alt.board is not None else None
+        if mine is None or _after(mine) == _after(alt):
+            return apart, True
+        if mine is not node:
+            apart.append(mine)
+    return apart, False
+
+
+def _resting_turns(node: Node, by_board: dict[int, Node], rest: int) -> int:
+    """How many later boards of ``node``'s game would read otherwise had its best rival been taken.
 
     The rival's own best line is followed board by board until it leaves
-    the same position as ``path`` again; where it was dropped from the beam
-    before that (or never met the path again), the rest of the game counts:
+    the same position as the path again (:func:`_apart`); where it was
+    dropped from the beam before that, the rest of the game counts:
     ``rest``, the boards of the game after this one.
     """
-    node = path[index]
     parent = node.parent
     if parent is None:
         return 0
     others = [(value, summary) for summary, value in decisions(node).items() if summary != node.summary]
     if not others:
         return 0
-    best = max(others, key=lambda pair: pair[0])[1]
-    rival = next((c for c in parent.children if c.summary == best), None) or parent.merged.get(best)
+    rival = leads_to(parent, max(others, key=lambda pair: pair[0])[1])
     if rival is None:
         return rest
-    count = 0
-    for alt in best_line(rival):
-        mine = by_board.get(alt.board) if alt.board is not None else None
-        if mine is None or _after(mine) == _after(alt):
-            return count
-        if mine is not node:
-            count += 1
-    return rest
+    apart, met = _apart(node, rival, by_board)
+    return len(apart) if met else rest
 
 
+#: A margin (nats) that takes in every rival of a board that can be scored at all.
+ALL_RIVALS = 50.0
 #: Only a board with a cell the reader was less sure of than this is weighed by what rests on it.
 RESTING_DOUBT = 0.99
 
 
-def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float) -> dict[int, int]:
+def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float,
+            by_board: dict[int, Node]) -> dict[int, int]:
     """Boards sure enough on their own but with too much resting on them: node id -> later boards at stake.
 
     A board at 0.994 whose rival leaves a checker elsewhere for the rest of
@@ -876,7 +886,6 @@ def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float
     """
     if REVIEW_EXPECTED_WRONG <= 0.0:
         return {}
-    by_board = {node.board: node for node in path if node.board is not None}
     # Boards of the same game after each one, counted from the end.
     rest = [0] * len(path)
     after: dict[int, int] = {}
@@ -895,7 +904,7 @@ def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float
         if sure < review_below or (1.0 - sure) * len(path) < REVIEW_EXPECTED_WRONG:
             continue
         doubt = 1.0 - sure
-        resting = _resting_turns(path, index, by_board, rest[index])
+        resting = _resting_turns(node, by_board, rest[index])
         if doubt * (1 + resting) >= REVIEW_EXPECTED_WRONG:
             out[id(node)] = resting
     return out
@@ -907,7 +916,7 @@ def _read_unsurely(evidence: BoardEvidence) -> bool:
                for candidates in evidence.reading.cells.values())
 
 
-def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
+def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: dict[int, Node],
                      review_below: float, doubted: frozenset[int] = frozenset(),
                      wide: frozenset[int] = frozenset()) -> dict[int, tuple[int, int]]:
     """Turns whose position rests on an earlier doubtful board, with that board's place.
@@ -919,7 +928,6 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
     """
     rb = min(max(review_below, 0.5), 0.9999)
     margin = math.log(rb / (1.0 - rb))
-    by_board = {node.board: node for node in path if node.board is not None}
     out: dict[int, tuple[int, int]] = {}
     for node in path:
         if node.board is None:
@@ -929,17 +937,15 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]],
         # not sure of: misread_doubt) leaves the rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
         unknown = acts and (bool(node.tags) or misread_doubt(node) or id(node) in doubted)
-        for rival in rivals(node, 50.0 if id(node) in wide else margin):
+        # A board flagged for what rests on it (wide) is followed along all its rivals, however far.
+        for rival in rivals(node, ALL_RIVALS if id(node) in wide else margin):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known
                 continue
-            for alt in best_line(rival):
-                mine = by_board.get(alt.board) if alt.board is not None else None
-                if mine is None or _after(mine) == _after(alt):
-                    break
-                if mine is not node:
-                    out.setdefault(id(mine), places[node.board])
-            else:
+            apart, met = _apart(node, rival, by_board)
+            for mine in apart:
+                out.setdefault(id(mine), places[node.board])
+            if not met:
                 unknown = True  # the runner-up was dropped before the two met again
         # A game end the marks do not show moves every later game's boards, scores and
         # Crawford game: the rest of the match rests on it.

@@ -1093,13 +1093,14 @@ def rivals(node: Node, within: float) -> list[Node | None]:
     parent = node.parent
     if parent is None:
         return []
-    kept = {c.summary: c for c in parent.children}
-    out: list[Node | None] = []
-    for summary, value in parent.kids.items():
-        if summary == node.summary or value < node.best - within:
-            continue
-        out.append(kept.get(summary) or parent.merged.get(summary))
-    return out
+    return [leads_to(parent, summary) for summary, value in parent.kids.items()
+            if summary != node.summary and value >= node.best - within]
+
+
+def leads_to(parent: Node, summary: Summary) -> Node | None:
+    """Where decision ``summary`` of ``parent``'s next board leads: its kept node, the kept state it was
+    merged into, or ``None`` when it was dropped from the beam."""
+    return next((c for c in parent.children if c.summary == summary), None) or parent.merged.get(summary)
 
 
 def best_line(node: Node) -> list[Node]:
