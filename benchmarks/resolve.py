@@ -48,7 +48,12 @@ def apply_settings(settings: Sequence[str]) -> None:
         setattr(module, name, new)
 
 
-def one(args: tuple[str, str, float, tuple[str, ...]]) -> tuple[str, int, int, int, int, int, int, int]:
+#: One match re-solved: its name, then turns, right, lines right, silent, flagged, flagged or following,
+#: games' results wrong.
+Row = tuple[str, int, int, int, int, int, int, int]
+
+
+def one(args: tuple[str, str, float, tuple[str, ...]]) -> Row:
     readings_path, truth_path, review_below, settings = args
     apply_settings(settings)
     truth = read_mat_strict(truth_path)
@@ -73,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="set a constant of digitise.solve.MODULE first (e.g. prior.WEIGHT=7, search.BEAM=64)")
     args = parser.parse_args(argv)
     apply_settings(args.set)  # a bad name fails here, once, not in every worker
-    pooled: list[tuple[str, int, int, int, int, int, int, int]] = []
+    pooled: list[Row] = []
     with ProcessPoolExecutor(args.jobs) as pool:
         for level_dir in args.level_dirs:
             truth = level_dir.parent / "truth"
@@ -93,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _print_figures(rows: Sequence[tuple[str, int, int, int, int, int, int, int]], label: str) -> None:
+def _print_figures(rows: Sequence[Row], label: str) -> None:
     """The figures of some matches' rows (see :func:`one`), with their intervals over matches."""
     if not rows:
         print(f"{label}no saved readings (NAME.report.readings.json) under out/")
