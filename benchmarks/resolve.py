@@ -30,15 +30,17 @@ from tests.test_end_to_end import aligned_report
 
 
 def apply_settings(settings: Sequence[str]) -> None:
-    """``module.NAME=VALUE`` for modules of ``digitise.solve`` (``search.BEAM=64``, ``prior.WEIGHT=7``)."""
+    """``module.NAME=VALUE`` for modules of ``digitise.solve`` (``search.BEAM=64``, ``prior.WEIGHT=7``);
+    a bare ``NAME=VALUE`` for ``digitise.solve`` itself (``FOLLOW_WITHIN=0``)."""
     import importlib
 
     for setting in settings:
         target, _, value = setting.partition("=")
         module_name, _, name = target.rpartition(".")
-        module = importlib.import_module(f"digitise.solve.{module_name}")
+        full_name = f"digitise.solve.{module_name}" if module_name else "digitise.solve"
+        module = importlib.import_module(full_name)
         if not hasattr(module, name):
-            raise SystemExit(f"resolve.py: digitise.solve.{module_name} has no {name}")
+            raise SystemExit(f"resolve.py: {full_name} has no {name}")
         old = getattr(module, name)
         new = type(old)(value)
         # Modules that imported the constant by name hold their own copy: set those too.
@@ -74,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
-    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                        help="set a constant of digitise.solve.MODULE first (e.g. prior.WEIGHT=7, search.BEAM=64)")
+    parser.add_argument("--set", action="append", default=[], metavar="[MODULE.]NAME=VALUE",
+                        help="set a constant of digitise.solve.MODULE (or of digitise.solve) first (e.g. prior.WEIGHT=7, search.BEAM=64, FOLLOW_WITHIN=0)")
     args = parser.parse_args(argv)
     apply_settings(args.set)  # a bad name fails here, once, not in every worker
     pooled: list[Row] = []

@@ -598,6 +598,37 @@ def test_a_board_a_game_rests_on_is_flagged_though_sure_enough_alone(monkeypatch
     assert compare(match, result.match, result.report).silent == 0
 
 
+@pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
+def test_the_turns_after_a_flagged_board_follow_it_along_a_far_rival(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bear-off "1" read "5" at 0.9, "4" at 0.09, "1" at 0.004: the board is flagged for its near rival,
+    and the truth is a third explanation, further off than the bar's margin. The turns its line would
+    change must follow the board too (FOLLOW_WITHIN), or they go through silent."""
+    import digitise.solve as solve_module
+
+    # Found by trying two wrong readings of the off squares of these matches' bear-offs.
+    path = next((p for p in MATCHES if p.name == "bgstudio_Daisy_Llabba_13pt_2023_09_28_12_45_23.mat"), None)
+    if path is None:
+        pytest.skip("the real match this case was found in is not in ../shared/data/matches")
+    match = read_mat(path).match
+    k = 160
+    boards = [certain_reading(n % 8 + 1, b.marks) for n, b in enumerate(encode_match(match))]
+    board = boards[k]
+    assert board.cells["Boff"][0].digits == (1,)
+    cells = {**board.cells, "Boff": (CellReading((5,), 0.9), CellReading((4,), 0.09), CellReading((1,), 0.004))}
+    boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
+    monkeypatch.setattr(solve_module, "FOLLOW_WITHIN", 0.0)
+    near_only = solve(paginate(boards), players=match.players, length=match.length)
+    assert compare(match, near_only.match, near_only.report).silent >= 5, "followed along its near rival only"
+    monkeypatch.undo()
+    result = solve(paginate(boards), players=match.players, length=match.length)
+    turns = [t for g in result.report["games"] for t in g["turns"]]
+    i = next(i for i, t in enumerate(turns) if (t["page"] - 1) * 8 + t["board"] - 1 == k)
+    assert turns[i]["flagged"] and "low confidence" in turns[i]["reasons"]
+    place = {"page": turns[i]["page"], "board": turns[i]["board"]}
+    assert any(t["follows"] == place for t in turns[i + 1:])
+    assert compare(match, result.match, result.report).silent == 0
+
+
 def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
     """Where the rest of the board and the rules pin the dice, a centre the reader could not make out is no flag."""
     if not MATCHES:

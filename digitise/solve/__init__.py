@@ -865,6 +865,10 @@ def _resting_turns(node: Node, by_board: dict[int, Node], rest: int) -> int:
 
 #: A margin (nats) that takes in every rival of a board that can be scored at all.
 ALL_RIVALS = 50.0
+#: How far (nats) below a flagged board's decision its rivals still count for the turns that follow it:
+#: a thousandth as likely. The bar's own margin (3.9 nats) missed a flagged bear-off whose truth was
+#: a third explanation, 5 nats off, and the two turns after it went through silent (seed 9218).
+FOLLOW_WITHIN = math.log(1000.0)
 #: Only a board with a cell the reader was less sure of than this is weighed by what rests on it.
 RESTING_DOUBT = 0.99
 
@@ -923,7 +927,9 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
 
     When a doubtful board's runner-up explanation leads to a different
     position, every later turn is only as right as that choice until the two
-    explanations reach the same position again. Such turns are not flagged
+    explanations reach the same position again. So with every rival at least
+    a thousandth as likely (:data:`FOLLOW_WITHIN`): the truth of a flagged
+    board is not always its runner-up. Such turns are not flagged
     themselves (correcting the doubtful board re-decodes them) but say so.
     """
     rb = min(max(review_below, 0.5), 0.9999)
@@ -937,8 +943,12 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
         # not sure of: misread_doubt) leaves the rest of its game in doubt.
         acts = any(e.kind in ("move", "double") for e in node.events)
         unknown = acts and (bool(node.tags) or misread_doubt(node) or id(node) in doubted)
-        # A board flagged for what rests on it (wide) is followed along all its rivals, however far.
-        for rival in rivals(node, ALL_RIVALS if id(node) in wide else margin):
+        # A board flagged for what rests on it (wide) is followed along all its rivals, however far;
+        # one flagged for its doubt along every rival FOLLOW_WITHIN of it, not only those within the bar.
+        within = ALL_RIVALS if id(node) in wide else margin
+        if within < FOLLOW_WITHIN and confidence(node) < review_below:
+            within = FOLLOW_WITHIN
+        for rival in rivals(node, within):
             if rival is None:
                 unknown = True  # dropped from the beam: where it leads is not known
                 continue
