@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
     parser.add_argument("--set", action="append", default=[], metavar="[MODULE.]NAME=VALUE",
-                        help="set a constant of digitise.solve.MODULE (or of digitise.solve) first (e.g. prior.WEIGHT=7, search.BEAM=64, FOLLOW_WITHIN=0)")
+                        help="set a constant of digitise.solve.MODULE, or of digitise.solve itself, first "
+                             "(e.g. prior.WEIGHT=7, search.BEAM=64, FOLLOW_WITHIN=0)")
     args = parser.parse_args(argv)
     apply_settings(args.set)  # a bad name fails here, once, not in every worker
     pooled: list[Row] = []
