@@ -168,6 +168,9 @@ class LevelFigures:
     wrong_solver: int = 0
     #: Wrong solved turns whose position before was already wrong (an earlier error carried on).
     wrong_cascade: int = 0
+    #: Per kind of first error (the cells misread on its board, or "solver"): [first errors, wrong turns
+    #: with those carried on from them]. Carried-on turns count for the game's last first error.
+    by_start: dict[str, list[int]] = field(default_factory=dict)
     #: Boards whose most likely reading equals what was written, of all boards.
     boards_read_right: int = 0
     boards: int = 0
@@ -178,6 +181,25 @@ class LevelFigures:
 
 def _top(cands: Sequence[Sequence[Any]]) -> list[int]:
     return list(cands[0][0]) if cands else []
+
+
+def misread_kinds(reading: dict[str, Any] | None, truth: dict[str, Any]) -> str:
+    """Which kinds of cell of a board the reader's top reading gets wrong ("point", "off", "centre",
+    "result", "cross", "arrow", joined by "+"), or "" when it reads the board right."""
+    if reading is None:
+        return "board not read"
+    cells = reading.get("cells", {})
+    kinds: set[str] = set()
+    for name in set(cells) | set(truth["cells"]):
+        got, want = _top(cells.get(name, [])), list(truth["cells"].get(name, []))
+        if (got != want) if name.endswith("res") else (sorted(got) != sorted(want)):
+            kinds.add("centre" if name == "centre" else "result" if name.endswith("res")
+                      else "off" if name.endswith("off") else "point")
+    if (float(reading.get("crossed", 0.0)) >= 0.5) != bool(truth["crossed"]):
+        kinds.add("cross")
+    if (float(reading.get("arrow", 0.0)) >= 0.5) != bool(truth["arrow"]):
+        kinds.add("arrow")
+    return "+".join(sorted(kinds))
 
 
 def board_read_right(reading: dict[str, Any] | None, truth: dict[str, Any]) -> bool:
@@ -277,6 +299,8 @@ def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path
             figures.boards += 1
             figures.boards_read_right += ok
     for g, game in enumerate(solved.games):
+        # The first error this game's carried-on turns come from (none yet: "unattributed").
+        start = "unattributed"
         for i, action in enumerate(game.actions):
             turn = report["games"][g]["turns"][i]
             if turn.get("inserted"):
@@ -296,8 +320,14 @@ def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path
             if turn.get("position_before") and turn["position_before"] not in before:
                 # Solved from a wrong position: the consequence of an earlier error, not a new one.
                 figures.wrong_cascade += 1
+                figures.by_start.setdefault(start, [0, 0])[1] += 1
                 continue
             by_reader = not read_ok.get(key, False)
+            start = (misread_kinds(read_boards.get(key), written) if written is not None else "board not written") \
+                if by_reader else "solver"
+            counts = figures.by_start.setdefault(start, [0, 0])
+            counts[0] += 1
+            counts[1] += 1
             if by_reader:
                 figures.wrong_reader += 1
             else:
@@ -435,6 +465,11 @@ def print_accuracy(all_figures: Sequence[LevelFigures]) -> None:
         print(f"\n{f.level}: solved turns that differ from their board's truth: first errors where the reader "
               f"misread the board {f.wrong_reader}, first errors on a board read right (solver) {f.wrong_solver}, "
               f"carried on from an earlier error {f.wrong_cascade}")
+        if f.by_start:
+            print(f"{f.level}: wrong turns by what started them (cells misread on the first error's board; "
+                  "carried-on turns counted with their game's last first error):")
+            for kind, (first, lost_turns) in sorted(f.by_start.items(), key=lambda kv: (-kv[1][1], kv[0])):
+                print(f"  {kind}: {lost_turns} wrong turns from {first} first error{'' if first == 1 else 's'}")
         for line in f.failed + f.invalid_mat + f.gnubg_bad + f.examples:
             print(f"  {line}")
 
