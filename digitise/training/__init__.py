@@ -1,0 +1,28 @@
+"""Training the shipped models (the ``train`` extra: PyTorch and onnx, never needed to read)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from digitise.errors import MissingDependencyError
+
+#: What to install when either is missing.
+TRAIN_EXTRA = "pip install 'digitise[train]'"
+
+
+def require_torch() -> ModuleType:
+    """PyTorch, after checking that onnx is there too.
+
+    Training ends by exporting to ONNX, which needs the onnx package: without
+    this check a run with PyTorch alone trains for up to an hour and then fails
+    at the export.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingDependencyError(f"PyTorch is needed for training: {TRAIN_EXTRA}") from exc
+    try:
+        import onnx  # noqa: F401  (imported to check it is installed: torch.onnx.export needs it)
+    except ImportError as exc:
+        raise MissingDependencyError(f"onnx is needed to export the trained model: {TRAIN_EXTRA}") from exc
+    return torch

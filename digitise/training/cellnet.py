@@ -45,9 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from digitise.errors import InputError, MissingDependencyError, OutputError
+from digitise.errors import InputError, OutputError
 from digitise.fileio import make_folder, write_atomic
 from digitise.sheet.handwriting import HANDWRITING_VERSION
+from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.vision.cellnet import (
@@ -447,10 +448,7 @@ class _Exported:
 
 def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | None = None) -> CellNetReport:
     """Generate the cells, train both models, calibrate, export to ONNX beside their metadata JSON."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError("PyTorch is needed for training: pip install 'digitise[train]'") from exc
+    torch = require_torch()
     models = (("point", POINT_MODEL_B), ("centre", CENTRE_MODEL_B)) if options.second else \
         (("point", POINT_MODEL), ("centre", CENTRE_MODEL))
     targets = {kind: options.output / model.name for kind, model in models if kind in options.kinds}

@@ -25,9 +25,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from digitise.errors import InputError, MissingDependencyError, OutputError
+from digitise.errors import InputError, OutputError
 from digitise.fileio import make_folder, write_atomic
 from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
+from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, reliability, softmax
 from digitise.training.cells import label_segments, random_cell
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE, digit_probabilities, normalise_glyph
@@ -244,10 +245,7 @@ def glyph_figures(probabilities: np.ndarray, labels: np.ndarray, digits: Sequenc
 
 def train_classifier(options: TrainOptions) -> TrainReport:
     """Train the glyph CNN, calibrate it, export it to ONNX with its metadata JSON."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError("PyTorch is needed for training: pip install 'digitise[train]'") from exc
+    torch = require_torch()
     model_path = options.output / f"{MODEL_NAME}.onnx"
     meta_path = options.output / f"{MODEL_NAME}.json"
     for path in (model_path, meta_path):

@@ -58,6 +58,7 @@ def test_temperatures_undo_overconfidence() -> None:
 
 def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> None:
     pytest.importorskip("torch")
+    pytest.importorskip("onnx", reason="the export needs onnx (the train extra)")
     cache = tmp_path / "cells"
     cache.mkdir()
     # A cache of labelled cells stands in for the rendered pages (generation is tested apart).
