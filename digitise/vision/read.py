@@ -73,6 +73,12 @@ PRESENCE_DARK = 0.14
 PRESENCE_MIN_BLOB = 6
 #: Compact blobs no wider or taller than this (mm, blur included) with less dark than ink's DOT_MM2 are specks.
 PRESENCE_DOT_MM = 1.3
+#: Pen-dark ink: at least this, and at least PEN_OVER_LINE times the board's printed lines, above
+#: the paper. Measured right up to a cell's lines (PEN_INSET_MM), so that a "1" written on a
+#: square's side, which the inset of the presence box hides, still makes the square count as written.
+PEN_DARK = 0.35
+PEN_OVER_LINE = 2.5
+PEN_INSET_MM = 0.2
 #: A cut-out cell with less ink than this (mm^2) after line removal is empty.
 MIN_INK_MM2 = 0.25
 #: A cell more of which than this is solid ink is blotted or scribbled over, not written in: on 1,315
@@ -380,9 +386,11 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
     y1 = np.clip(np.minimum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
     sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
     sums = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
+    on_lines = _pen_on_lines(values, grid, slots, s)
     pad = 3  # blobs are measured whole a little beyond the box (a stroke crossing its edge)
     for k, name in enumerate(names):
         if sums[k] < presence_bar(board.cells[name]):
+            sums[k] = max(sums[k], on_lines[k])
             continue
         a0, a1 = max(y0[k] - pad, 0), min(y1[k] + pad, height)
         b0, b1 = max(x0[k] - pad, 0), min(x1[k] + pad, width)
@@ -405,6 +413,37 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
                 big[:] = False
         sums[k] = float(np.where(big[labels[inner]], region[inner], 0.0).sum()) / (s * s)
     return {name: float(v) for name, v in zip(names, sums, strict=True)}
+
+
+def _pen_on_lines(values: np.ndarray, grid: np.ndarray, slots: np.ndarray, s: float) -> np.ndarray:
+    """Pen-dark area (mm^2) in each cell's box inset by only PEN_INSET_MM: ink on the cell's lines.
+
+    ``values`` is darkness above the paper. The printed lines' own darkness is
+    measured halfway along the point squares' sides; what counts here is
+    several times darker (PEN_OVER_LINE), so the lines themselves never do.
+    """
+    height, width = values.shape
+    mids = (grid[:-1] + grid[1:]) / 2.0
+    xs = np.clip(np.round(mids[..., 0]).astype(int), 1, width - 2).ravel()
+    ys = np.clip(np.round(mids[..., 1]).astype(int), 0, height - 1).ravel()
+    across = np.max([values[ys, xs + d] for d in (-1, 0, 1)], axis=0)
+    printed = across[across > 0]
+    line = float(np.median(printed)) if printed.size else 0.0
+    bar = max(PEN_DARK, PEN_OVER_LINE * line)
+    pen = np.where(values >= bar, values, np.float32(0.0))
+    integral = cv2.integral(pen, sdepth=cv2.CV_64F)
+    tl = grid[slots[:, 0], slots[:, 2]]
+    br = grid[slots[:, 1], slots[:, 3]]
+    tr = grid[slots[:, 0], slots[:, 3]]
+    bl = grid[slots[:, 1], slots[:, 2]]
+    inset = PEN_INSET_MM * s
+    x0 = np.clip(np.minimum(tl[:, 0], bl[:, 0]) + inset, 0, width).astype(int)
+    x1 = np.clip(np.maximum(tr[:, 0], br[:, 0]) - inset, 0, width).astype(int)
+    y0 = np.clip(np.minimum(tl[:, 1], tr[:, 1]) + inset, 0, height).astype(int)
+    y1 = np.clip(np.maximum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
+    sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
+    out: np.ndarray = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
+    return out
 
 
 #: Margin (mm) of the larger cut used to decide which strokes are a cell's own.

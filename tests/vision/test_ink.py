@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 from digitise.vision.ink import extract_ink, ink_amount
 
@@ -48,6 +49,22 @@ def test_a_dark_stroke_along_a_line_is_kept() -> None:
     assert ink_amount(ink) > 1.5
 
 
+def test_a_one_on_a_side_that_ends_with_the_square_is_kept() -> None:
+    # A point square's side runs from the board's edge to the centre strip only: a "1" written on
+    # it covers most of what is there of the line (m9244 of the benchmark lost such a "1").
+    patch = np.full((150, 128), PAPER, np.uint8)
+    for row in (15, 135):
+        patch[row - 1:row + 1, :] = LINE
+    patch[15:136, 14:16] = LINE
+    patch[:, 111:113] = LINE
+    cv2.line(patch, (15, 40), (15, 125), PEN, 6)
+    ink = extract_ink(patch, ROWS, COLS)
+    assert float(ink[80, 12:19].max()) > 0.6
+    assert ink_amount(ink) > 2.0
+    # The rest of that side is still printed line, and still taken away.
+    assert float(ink[25, 12:19].max()) < 0.1
+
+
 def test_show_through_specks_and_shadow_are_not_ink() -> None:
     patch = _cell().astype(np.float32)
     # A shadow darkening the right half by a fifth, its edge soft over 3 mm (as shadows are).
@@ -76,6 +93,18 @@ def test_strokes_of_a_neighbouring_cell_are_left_to_it() -> None:
     assert float(ink[70, 50]) > 0.8
     # Without an owner box every stroke stays.
     assert float(extract_ink(patch, ROWS, COLS)[60, 120]) > 0.8
+
+
+@pytest.mark.parametrize(("inside", "kept"), [(0.75, True), (0.5, True), (0.35, False), (0.2, False)])
+def test_a_stroke_across_a_side_goes_to_the_square_holding_most_of_it(inside: float, kept: bool) -> None:
+    """A "1" written across the right side: this square's when most of it is inside, both squares'
+    when it is split about evenly (the solver dismisses the extra reading), the neighbour's otherwise."""
+    patch = _cell()
+    width = 10
+    x0 = round(112 - inside * width)
+    cv2.rectangle(patch, (x0, 45), (x0 + width - 1, 105), PEN, -1)
+    ink = extract_ink(patch, ROWS, COLS, own=(15, 15, 112, 135))
+    assert (ink_amount(ink) > 2.0) is kept
 
 
 def test_a_faint_pencil_digit_is_found() -> None:

@@ -19,6 +19,7 @@ from digitise.notation.template import Template, load_template
 from digitise.vision import header
 from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage, load_pages
+from digitise.vision.ink import ink_amount
 from digitise.vision.read import (
     ReadOutcome,
     analyse_page,
@@ -227,6 +228,27 @@ def test_a_toner_speck_alone_in_a_square_is_not_writing(a4: Template) -> None:
     reader = RecordingReader()
     _, analysis = analyse_page(PageImage("copy.png", 1, image), a4, reader, header=False)
     assert {(c.board, c.name) for c in analysis.cells} == set(WRITTEN)
+
+
+def test_a_one_written_on_a_squares_side_reaches_the_reader_whole(a4: Template) -> None:
+    """A "1" drawn down the line between W2 and W1 (W1's left side): the presence box, inset from the
+    lines, does not see it, the pen-dark measure does; the line removal keeps it (it covers most of
+    that side, which ends at the centre strip), so W1 goes to the reader with the stroke in it.
+    (Not on a photocopy whose lines are nearly as dark as the pen: darkness cannot tell them apart.)"""
+    sheet = make_sheet(a4, written={(3, "W3"): "5"})
+    image = sheet.image.copy()
+    s = image.shape[1] / a4.page_mm[0]
+    cell = a4.board(3).cells["W1"]
+    x = round((cell.x - 0.1) * s)
+    pen = 40 if image.ndim == 2 else (90, 40, 30)
+    cv2.line(image, (x + round(0.1 * s), round((cell.y + 0.25 * cell.h) * s)),
+             (x, round((cell.y + 0.85 * cell.h) * s)), pen, max(2, round(0.5 * s)))
+    reader = RecordingReader()
+    _, analysis = analyse_page(PageImage("side.png", 1, image), a4, reader, header=False)
+    seen = {(c.board, c.name): c.ink for c in analysis.cells}
+    assert (3, "W1") in seen, f"the '1' on W1's side was not seen: {sorted(seen)}"
+    # The stroke is ~6 mm long and 0.5 mm wide: most of it stays after the line is taken away.
+    assert ink_amount(seen[(3, "W1")]) > 2.0
 
 
 def _wash_out_boards(image: np.ndarray, template: Template, boards: tuple[int, ...]) -> np.ndarray:
