@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 from digitise.errors import MissingDependencyError
 
@@ -10,8 +10,8 @@ from digitise.errors import MissingDependencyError
 TRAIN_EXTRA = "pip install 'digitise[train]'"
 
 
-def require_torch() -> ModuleType:
-    """PyTorch, after checking that onnx is there too.
+def require_torch() -> Any:
+    """PyTorch (the module, typed Any: it is an optional extra), after checking that onnx is there too.
 
     Training ends by exporting to ONNX, which needs the onnx package: without
     this check a run with PyTorch alone trains for up to an hour and then fails
