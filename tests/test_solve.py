@@ -987,6 +987,24 @@ def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
     assert ({"B8": (5, 5), "B3": (5, 5)}, [Roll(5, 5)]) in ev.displaced
 
 
+def test_a_slip_over_a_side_the_writing_lies_on_costs_less() -> None:
+    """A "1" written for W6 down the side it shares with W5, read in W5 (m9237 of the heavy benchmark:
+    6-1 as 13/7 7/6, read as 13/7 6/5 and passed sure): where the reader says W5's writing lies on that
+    side, the slip costs DISPLACED_ON_SIDE, not DISPLACED; elsewhere nothing changes."""
+    from digitise.solve.evidence import DISPLACED, DISPLACED_ON_SIDE
+
+    cells = {"W5": (CellReading((1,), 0.908), CellReading((), 0.0741)), "W7": (CellReading((6,), 0.9961),)}
+    written, read = {"W6": (1,), "W7": (6,)}, {"W5": (1,), "W7": (6,)}
+    plain = BoardEvidence(BoardReading(5, cells))
+    on_side = BoardEvidence(BoardReading(5, cells, touches={"W5": ("W6",)}))
+    assert DISPLACED < DISPLACED_ON_SIDE < 0.0
+    assert math.isclose(on_side.score(read), plain.score(read), abs_tol=1e-12)
+    assert math.isclose(on_side.score(written) - plain.score(written), DISPLACED_ON_SIDE - DISPLACED, abs_tol=1e-9)
+    # The other side (W4) is no cheaper.
+    other_side = BoardEvidence(BoardReading(5, cells, touches={"W5": ("W4",)}))
+    assert math.isclose(other_side.score(written), plain.score(written), abs_tol=1e-12)
+
+
 def test_a_slip_into_the_neighbouring_square_that_spells_a_legal_play_is_a_candidate() -> None:
     """Each move of a real match written on two adjoining point squares, read with one digit beside the
     other (as "16" on B3 for "1" on B2 and "6" on B3): where the slip spells another legal play, the

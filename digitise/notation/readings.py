@@ -6,11 +6,14 @@ document::
     {"pages": [{"source": str, "page": int, "header": {...},
                 "boards": [{"index": 1..8,
                             "cells": {"B7": [[[6], 0.97], [[5], 0.02]], "centre": [[[3, 6], 0.9]]},
-                            "crossed": 0.95, "arrow": 0.01, "letters": 0.0}]}]}
+                            "crossed": 0.95, "arrow": 0.01, "letters": 0.0,
+                            "touches": {"W5": ["W6"]}}]}]}
 
 Each listed cell has candidate readings (digits as written, probability); the
 empty reading is ``[[], p]``; probabilities may sum to less than 1. An
-unlisted cell is empty for certain.
+unlisted cell is empty for certain. ``touches`` (optional) names, for a point
+square whose writing runs over one of its sides, the point square on the
+other side: a digit there may have been meant for that square.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class BoardReading:
     letters: float = 0.0
     #: Optional: where the board was found on the page, for the review page crop [x, y, w, h] px.
     box: tuple[int, int, int, int] | None = None
+    #: Point squares whose writing runs over a side, and the point square on that side: {"W5": ("W6",)}.
+    touches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,9 @@ def _board_to_dict(board: BoardReading) -> dict[str, Any]:
     }
     if board.box is not None:
         out["box"] = [int(v) for v in board.box]
+    if board.touches:
+        out["touches"] = {name: sorted(board.touches[name], key=CELL_NAMES.index)
+                          for name in CELL_NAMES if board.touches.get(name)}
     return out
 
 
@@ -169,6 +177,12 @@ def readings_to_json(readings: Readings) -> str:
         lines.append(" ]}" + ("," if i + 1 < len(readings.pages) else ""))
     lines.append("]}")
     return "\n".join(lines) + "\n"
+
+
+#: The point squares beside each point square, in its row (across the bar too: B7 and B6 are neighbours).
+POINT_NEIGHBOURS: dict[str, tuple[str, ...]] = {
+    f"{row}{i}": tuple(f"{row}{j}" for j in (i + 1, i - 1) if 1 <= j <= 12) for row in "BW" for i in range(1, 13)
+}
 
 
 #: The longest header text a readings file may hold (a name, an event): the reader writes a line.
@@ -243,7 +257,7 @@ class _Checker:
     def board(self, value: Any, where: str) -> BoardReading:
         if not isinstance(value, dict):
             raise self.fail(where, "a board must be an object")
-        unknown = sorted(set(value) - {"index", "cells", "crossed", "arrow", "letters", "box"})
+        unknown = sorted(set(value) - {"index", "cells", "crossed", "arrow", "letters", "box", "touches"})
         if unknown:
             raise self.fail(where, f"unknown key {unknown[0]!r}")
         if "index" not in value:
@@ -268,7 +282,24 @@ class _Checker:
             if not isinstance(box, list) or len(box) != 4:
                 raise self.fail(f"{where}.box", "box must be [x, y, width, height]")
             box = tuple(self.integer(v, f"{where}.box[{i}]") for i, v in enumerate(box))
-        return BoardReading(index, cells, flags["crossed"], flags["arrow"], flags["letters"], box)
+        touches = self.touches(value.get("touches", {}), f"{where}.touches")
+        return BoardReading(index, cells, flags["crossed"], flags["arrow"], flags["letters"], box, touches)
+
+    def touches(self, value: Any, where: str) -> dict[str, tuple[str, ...]]:
+        if not isinstance(value, dict):
+            raise self.fail(where, "touches must be an object of point square -> neighbouring point squares")
+        out: dict[str, tuple[str, ...]] = {}
+        for name in sorted(value, key=lambda n: (CELL_NAMES.index(n) if n in CELL_NAMES else -1, n)):
+            if name not in POINT_NEIGHBOURS:
+                raise self.fail(f"{where}.{name}", f"{short(repr(name))} is no point square")
+            others = value[name]
+            if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
+                raise self.fail(f"{where}.{name}", "must be a list of point squares")
+            for other in others:
+                if other not in POINT_NEIGHBOURS[name]:
+                    raise self.fail(f"{where}.{name}", f"{short(repr(other))} is not a point square beside {name}")
+            out[name] = tuple(sorted(set(others), key=CELL_NAMES.index))
+        return out
 
     def page(self, value: Any, where: str) -> PageReading:
         if not isinstance(value, dict):

@@ -39,6 +39,12 @@ WEIGHED = 5
 #: went through silent at 0.9813. log 0.005 cost a heavy benchmark set 20 turns; at log 0.0025 no
 #: saved set-level reads worse (benchmarks/README.md).
 DISPLACED = math.log(0.0025)
+#: The same slip where the reader saw the writing of the square it read the digit in lie on the side
+#: the two squares share (``BoardReading.touches``): a "1" down that side, given to the square
+#: holding a little more of it. Re-solved on the 144 benchmark matches a level: log 0.01 let one
+#: heavy turn less through silent and flagged 3 turns more; log 0.02 and 0.05 the same silent, with
+#: 0.05-0.09 points more flagged at both levels (benchmarks/README.md).
+DISPLACED_ON_SIDE = math.log(0.01)
 #: The point squares beside each point square, in its row.
 _NEIGHBOURS = {f"{row}{i}": tuple(f"{row}{j}" for j in (i - 1, i + 1) if 1 <= j <= 12)
                for row in "BW" for i in range(1, 13)}
@@ -255,7 +261,8 @@ class BoardEvidence:
                     for other in _NEIGHBOURS.get(name, ()):
                         if self.top(other).count(digit) <= cells.get(other, ()).count(digit):
                             continue
-                        total = max(total, self._plain(_slipped(cells, name, digit, other)) + DISPLACED)
+                        slip = DISPLACED_ON_SIDE if name in self.reading.touches.get(other, ()) else DISPLACED
+                        total = max(total, self._plain(_slipped(cells, name, digit, other)) + slip)
         total += self.crossed_yes if "centre" in cells else self.crossed_no
         total += self.arrow_yes if arrow else self.arrow_no
         return total + self.letters_no

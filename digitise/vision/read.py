@@ -28,7 +28,7 @@ import numpy as np
 
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
-from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
+from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading, CellReading, PageReading, Readings
 from digitise.notation.template import BoardGeometry, Template, board_rect, load_template, template_names
 from digitise.vision.grid import (
     MIN_FOUND,
@@ -558,6 +558,35 @@ def header_homographies(fit: PageFit, boards: Sequence[BoardFit], template: Temp
     return out
 
 
+#: Writing counts as on or over a square's side when this much ink (mm^2) lies beyond the side or
+#: within SIDE_INSIDE_MM inside it: a "1" down the side, not the tip of a digit grazing it.
+SIDE_INK_MM2 = 0.3
+SIDE_INSIDE_MM = 0.3
+
+
+def sides_crossed(name: str, ink: np.ndarray) -> tuple[str, ...]:
+    """The point squares beside point square ``name`` on whose shared side its writing lies (``ink``
+    as :func:`cell_ink` gives it: its own strokes only, with the margin).
+
+    The reader gives a stroke to the square that holds most of it; one
+    written over the side may have been meant for the square beyond, and the
+    solver prices that slip lower where the reader saw the writing run over.
+    A point square's left side faces the point numbered one higher.
+    """
+    if name not in POINT_NEIGHBOURS:
+        return ()
+    p = CELL_PX_PER_MM
+    zone = round((CELL_MARGIN_MM + SIDE_INSIDE_MM) * p)
+    bar = SIDE_INK_MM2 * p * p
+    row, number = name[0], int(name[1:])
+    out = []
+    if float(ink[:, :zone].sum()) >= bar and number < 12:
+        out.append(f"{row}{number + 1}")
+    if float(ink[:, ink.shape[1] - zone:].sum()) >= bar and number > 1:
+        out.append(f"{row}{number - 1}")
+    return tuple(out)
+
+
 def analyse_page(
     page: PageImage,
     template: Template | Sequence[Template],
@@ -626,6 +655,11 @@ def analyse_page(
             entry["crossed"] = max(entry["crossed"], float(result.crossed))
         entry["arrow"] = max(entry["arrow"], float(result.arrow))
         entry["letters"] = max(entry["letters"], float(result.letters))
+    touching: dict[int, dict[str, tuple[str, ...]]] = {b.index: {} for b in template.boards}
+    for index, name, _, ink in jobs:
+        over = sides_crossed(name, ink)
+        if over and name in per_board[index]["cells"]:
+            touching[index][name] = over
     readings = tuple(
         BoardReading(
             index=bfit.index,
@@ -634,6 +668,7 @@ def analyse_page(
             arrow=round(per_board[bfit.index]["arrow"], 6),
             letters=round(per_board[bfit.index]["letters"], 6),
             box=bfit.box(margin_px=2.0 * fit.px_per_mm),
+            touches=touching[bfit.index],
         )
         for bfit in boards
     )

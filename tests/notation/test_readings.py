@@ -27,7 +27,7 @@ def _sample() -> Readings:
         index=3,
         cells={"centre": (CellReading((6, 3), 0.9),), "B7": (CellReading((6,), 0.97), CellReading((5,), 0.02)),
                "Wres": (CellReading((1, 2), 0.8), CellReading((), 0.1))},
-        crossed=0.95, arrow=0.01, letters=0.0, box=(10, 20, 300, 150),
+        crossed=0.95, arrow=0.01, letters=0.0, box=(10, 20, 300, 150), touches={"B7": ("B6", "B8")},
     )
     blank = certain_reading(4, BoardMarks())
     return Readings((PageReading("scan1.png", 1, (board, blank), {"match_length": {"value": "7"}}),))
@@ -43,6 +43,9 @@ def test_round_trip_is_exact_and_deterministic() -> None:
     assert list(doc["pages"][0]["boards"][0]["cells"]) == ["B7", "centre", "Wres"]
     assert doc["pages"][0]["boards"][0]["box"] == [10, 20, 300, 150]
     assert "box" not in doc["pages"][0]["boards"][1]
+    # Neighbours in the contract's order too; a board whose writing touches no side says nothing.
+    assert doc["pages"][0]["boards"][0]["touches"] == {"B7": ["B6", "B8"]}
+    assert "touches" not in doc["pages"][0]["boards"][1]
 
 
 def test_probabilities_are_rounded_to_four_places() -> None:
@@ -77,6 +80,11 @@ def _doc(**board: object) -> str:
     (_doc(arrow=-0.1), "$.pages[0].boards[1].arrow", "within [0, 1]"),
     (_doc(crossed="yes"), "$.pages[0].boards[1].crossed", "must be a number"),
     (_doc(colour=1), "$.pages[0].boards[1]", "unknown key"),
+    (_doc(touches=["W5"]), "$.pages[0].boards[1].touches", "must be an object"),
+    (_doc(touches={"Woff": ["W1"]}), "$.pages[0].boards[1].touches.Woff", "no point square"),
+    (_doc(touches={"W5": ["W7"]}), "$.pages[0].boards[1].touches.W5", "not a point square beside W5"),
+    (_doc(touches={"W12": ["B12"]}), "$.pages[0].boards[1].touches.W12", "not a point square beside W12"),
+    (_doc(touches={"W5": "W6"}), "$.pages[0].boards[1].touches.W5", "must be a list"),
     ('{"pages": 3}', "$", "list 'pages'"),
 ])
 def test_contract_violations_name_the_json_path(text: str, where: str, reason: str) -> None:

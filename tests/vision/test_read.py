@@ -28,6 +28,7 @@ from digitise.vision.read import (
     read_page,
     read_pages,
     resolve_templates,
+    sides_crossed,
 )
 
 from .conftest import WRITTEN, RecordingReader, make_sheet
@@ -249,6 +250,27 @@ def test_a_one_written_on_a_squares_side_reaches_the_reader_whole(a4: Template) 
     assert (3, "W1") in seen, f"the '1' on W1's side was not seen: {sorted(seen)}"
     # The stroke is ~6 mm long and 0.5 mm wide: most of it stays after the line is taken away.
     assert ink_amount(seen[(3, "W1")]) > 2.0
+
+
+@pytest.mark.parametrize(("name", "column", "sides"), [
+    ("W5", 14, ("W6",)),    # down its left side: W6 is the point to its left
+    ("W5", 112, ("W4",)),   # down its right side
+    ("W5", 60, ()),         # in the middle
+    ("W12", 14, ()),        # the board's edge: no point beyond
+    ("B1", 112, ()),        # the off square beyond is no point square
+    ("Boff", 14, ()),
+])
+def test_writing_on_a_side_names_the_square_beyond(name: str, column: int, sides: tuple[str, ...]) -> None:
+    ink = np.zeros((150, 128), np.float32)  # a point square's ink: 9.75 x 12 mm at 10 px/mm, 1.5 mm margin
+    ink[40:110, column - 3:column + 3] = 1.0
+    assert sides_crossed(name, ink) == sides
+
+
+def test_the_tip_of_a_digit_grazing_a_side_is_not_writing_on_it() -> None:
+    ink = np.zeros((150, 128), np.float32)
+    ink[60:64, 16:22] = 1.0  # 0.24 mm^2 within 0.3 mm of the left side
+    ink[40:110, 40:46] = 1.0
+    assert sides_crossed("W5", ink) == ()
 
 
 def _wash_out_boards(image: np.ndarray, template: Template, boards: tuple[int, ...]) -> np.ndarray:
