@@ -204,17 +204,7 @@ def misread_kinds(reading: dict[str, Any] | None, truth: dict[str, Any]) -> str:
 
 def board_read_right(reading: dict[str, Any] | None, truth: dict[str, Any]) -> bool:
     """True when the reader's most likely digits, cross and arrow match what was written on the board."""
-    if reading is None:
-        return False
-    cells = reading.get("cells", {})
-    names = set(cells) | set(truth["cells"])
-    for name in names:
-        got, want = _top(cells.get(name, [])), list(truth["cells"].get(name, []))
-        # Digits in a point square or the centre in any order (the solver reads them so); a number in order.
-        if (got != want) if name.endswith("res") else (sorted(got) != sorted(want)):
-            return False
-    return (float(reading.get("crossed", 0.0)) >= 0.5) == bool(truth["crossed"]) and \
-        (float(reading.get("arrow", 0.0)) >= 0.5) == bool(truth["arrow"])
+    return reading is not None and misread_kinds(reading, truth) == ""
 
 
 def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, pages: dict[str, int],

@@ -181,7 +181,7 @@ def readings_to_json(readings: Readings) -> str:
 
 #: The point squares beside each point square, in its row (across the bar too: B7 and B6 are neighbours).
 POINT_NEIGHBOURS: dict[str, tuple[str, ...]] = {
-    f"{row}{i}": tuple(f"{row}{j}" for j in (i + 1, i - 1) if 1 <= j <= 12) for row in "BW" for i in range(1, 13)
+    f"{row}{i}": tuple(f"{row}{j}" for j in (i - 1, i + 1) if 1 <= j <= 12) for row in "BW" for i in range(1, 13)
 }
 
 

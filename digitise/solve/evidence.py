@@ -19,7 +19,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 from digitise.game.rules import ALL_ROLLS, Roll
 from digitise.notation.marks import NUMBER_CELLS
-from digitise.notation.readings import BoardReading
+from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading
 
 #: One digit the reader did not offer: dropped, spurious, or an unlisted misreading.
 EDIT = math.log(0.01)
@@ -45,9 +45,6 @@ DISPLACED = math.log(0.0025)
 #: heavy turn less through silent and flagged 3 turns more; log 0.02 and 0.05 the same silent, with
 #: 0.05-0.09 points more flagged at both levels (benchmarks/README.md).
 DISPLACED_ON_SIDE = math.log(0.01)
-#: The point squares beside each point square, in its row.
-_NEIGHBOURS = {f"{row}{i}": tuple(f"{row}{j}" for j in (i - 1, i + 1) if 1 <= j <= 12)
-               for row in "BW" for i in range(1, 13)}
 
 Cells = Mapping[str, tuple[int, ...]]
 
@@ -258,7 +255,7 @@ class BoardEvidence:
                     # is one slip too.
                     if digits.count(digit) <= self.top(name).count(digit):
                         continue
-                    for other in _NEIGHBOURS.get(name, ()):
+                    for other in POINT_NEIGHBOURS.get(name, ()):
                         if self.top(other).count(digit) <= cells.get(other, ()).count(digit):
                             continue
                         slip = DISPLACED_ON_SIDE if name in self.reading.touches.get(other, ()) else DISPLACED
@@ -341,7 +338,7 @@ class BoardEvidence:
         if DISPLACED < 0.0 and base_rolls:
             for name, digits in base.items():
                 for digit in sorted(set(digits)):
-                    for other in _NEIGHBOURS.get(name, ()):
+                    for other in POINT_NEIGHBOURS.get(name, ()):
                         moved = _slipped(base, name, digit, other)
                         self.displaced.append(({k: v for k, v in moved.items() if v}, base_rolls))
         ranked = sorted(exact, key=lambda r: (-exact[r], r.high, r.low))

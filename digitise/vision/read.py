@@ -371,21 +371,10 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
     around = cv2.blur(cv2.erode(cv2.blur(dark, (3, 3)), np.ones((size, size), np.uint8)), (size, size))
     values = np.subtract(dark, around, out=around)
     np.copyto(values, np.float32(0.0), where=~(values >= PRESENCE_DARK))
-    integral = cv2.integral(values, sdepth=cv2.CV_64F)
     height, width = dark.shape
     names = list(board.cells)
     slots = np.array([cell_slot(n) for n in names])
-    tl = grid[slots[:, 0], slots[:, 2]]
-    br = grid[slots[:, 1], slots[:, 3]]
-    tr = grid[slots[:, 0], slots[:, 3]]
-    bl = grid[slots[:, 1], slots[:, 2]]
-    inset = 0.9 * s
-    x0 = np.clip(np.maximum(tl[:, 0], bl[:, 0]) + inset, 0, width).astype(int)
-    x1 = np.clip(np.minimum(tr[:, 0], br[:, 0]) - inset, 0, width).astype(int)
-    y0 = np.clip(np.maximum(tl[:, 1], tr[:, 1]) + inset, 0, height).astype(int)
-    y1 = np.clip(np.minimum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
-    sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
-    sums = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
+    sums, (x0, x1, y0, y1) = _box_sums(values, grid, slots, 0.9 * s, s, inner=True)
     on_lines = _pen_on_lines(values, grid, slots, s)
     pad = 3  # blobs are measured whole a little beyond the box (a stroke crossing its edge)
     for k, name in enumerate(names):
@@ -431,19 +420,32 @@ def _pen_on_lines(values: np.ndarray, grid: np.ndarray, slots: np.ndarray, s: fl
     line = float(np.median(printed)) if printed.size else 0.0
     bar = max(PEN_DARK, PEN_OVER_LINE * line)
     pen = np.where(values >= bar, values, np.float32(0.0))
-    integral = cv2.integral(pen, sdepth=cv2.CV_64F)
+    sums, _ = _box_sums(pen, grid, slots, PEN_INSET_MM * s, s, inner=False)
+    return sums
+
+
+Bounds = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _box_sums(values: np.ndarray, grid: np.ndarray, slots: np.ndarray, inset: float, s: float, *,
+              inner: bool) -> tuple[np.ndarray, Bounds]:
+    """Sum of ``values`` (mm^2 at ``s`` px/mm) in each cell's box, ``inset`` px in from its lines, by one
+    integral image; and the boxes (x0, x1, y0, y1). A cell's corners are measured crossings and its
+    sides not quite straight: ``inner`` boxes lie inside all four corners, outer ones reach the outermost."""
+    height, width = values.shape
+    integral = cv2.integral(values, sdepth=cv2.CV_64F)
     tl = grid[slots[:, 0], slots[:, 2]]
     br = grid[slots[:, 1], slots[:, 3]]
     tr = grid[slots[:, 0], slots[:, 3]]
     bl = grid[slots[:, 1], slots[:, 2]]
-    inset = PEN_INSET_MM * s
-    x0 = np.clip(np.minimum(tl[:, 0], bl[:, 0]) + inset, 0, width).astype(int)
-    x1 = np.clip(np.maximum(tr[:, 0], br[:, 0]) - inset, 0, width).astype(int)
-    y0 = np.clip(np.minimum(tl[:, 1], tr[:, 1]) + inset, 0, height).astype(int)
-    y1 = np.clip(np.maximum(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
+    near, far = (np.maximum, np.minimum) if inner else (np.minimum, np.maximum)
+    x0 = np.clip(near(tl[:, 0], bl[:, 0]) + inset, 0, width).astype(int)
+    x1 = np.clip(far(tr[:, 0], br[:, 0]) - inset, 0, width).astype(int)
+    y0 = np.clip(near(tl[:, 1], tr[:, 1]) + inset, 0, height).astype(int)
+    y1 = np.clip(far(bl[:, 1], br[:, 1]) - inset, 0, height).astype(int)
     sums = integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0]
     out: np.ndarray = np.where((x1 > x0) & (y1 > y0), sums, 0.0) / (s * s)
-    return out
+    return out, (x0, x1, y0, y1)
 
 
 #: Margin (mm) of the larger cut used to decide which strokes are a cell's own.
