@@ -707,20 +707,24 @@ class Searcher:
                     break
             if self._board in self.wide and self._rank < WIDE_LEADERS:
                 # Only the few best: many equally poor plays would crowd the truth out of the beam.
-                found: list[tuple[float, int, Roll, Play | None, dict[str, tuple[int, ...]]]] = []
+                # Ranked as the beam ranks them, the play prior included: by the marks alone, blunders
+                # that fit a misread a little better crowd out the sensible play that was made (a
+                # 13/11(2) 6/4(2) whose "2"s read as "1 2" and "2" lost to three plays gnubg rates -2).
+                found: list[tuple[float, int, Roll, Play | None, dict[str, tuple[int, ...]], float]] = []
                 for roll in ALL_ROLLS:
                     if opening and roll.is_double:
                         continue
                     for play, cells in self.moves(state.pos, roll, side):
                         local = ev.score(cells)
                         if local >= floor:
-                            found.append((local, len(found), roll, play, cells))
+                            ranked = local + self.prior.log_prior(state.pos, roll, play)
+                            found.append((ranked, len(found), roll, play, cells, local))
                 best = heapq.nlargest(WIDE_KEEP + WIDE_TIES, found)
                 # Plays as good as the kept ones are kept too (a few): left out, they would never
                 # show as rivals, and a board nothing was read on would look certain.
                 cut = best[min(WIDE_KEEP, len(best)) - 1][0] - TIE if best else 0.0
-                for rank, (local, _, roll, play, cells) in enumerate(best):
-                    if rank >= WIDE_KEEP and local < cut:
+                for rank, (ranked, _, roll, play, cells, local) in enumerate(best):
+                    if rank >= WIDE_KEEP and ranked < cut:
                         break
                     best_move = max(best_move, local)
                     self._add_move(state, pre, pre_name, side, roll, play, cells, local, False, ev,
