@@ -1289,3 +1289,48 @@ def test_a_drop_the_result_square_is_unsure_of_is_no_doubt(square: tuple[CellRea
     best = double["candidates"][0]
     assert best["action"] == "double" and best.get("answer", "drop") == "drop" and best["probability"] >= 0.98
     assert turns[turns.index(double) + 1].get("action") == "drop"
+
+
+def test_each_solved_turn_is_told_right_or_wrong_as_compare_counts_them() -> None:
+    """compare.solved_turns_right marks the very turns compare counts (benchmarks/flags.py sorts by it)."""
+    from digitise.game.selfplay import play_match
+    from digitise.solve.compare import solved_turns_right
+
+    seen_wrong = False
+    for seed in (40, 44):  # 40 is misread into wrong turns, 44 is not
+        match = play_match(seed)
+        marks = [b.marks for b in encode_match(match)]
+        result = solve(paginate(noisy_readings(marks, seed=seed, profile=HEAVY), "noisy"),
+                       players=match.players, length=match.length)
+        turns = solved_turns_right(match, result.match)
+        found = compare(match, result.match)
+        assert sum(right for _, _, right in turns) == found.right
+        assert sum(not right for _, _, right in turns) == found.wrong
+        for g, i, _ in turns:
+            assert i < len(result.match.games[g].actions)
+        seen_wrong |= found.wrong > 0
+        assert all(right for _, _, right in solved_turns_right(match, match))
+    assert seen_wrong, "heavy noise misread none of these matches: pick other seeds"
+
+
+@pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
+def test_a_sensible_doublet_misread_as_one_two_is_found_among_the_blunders_that_fit_better() -> None:
+    """13/11(2) 6/4(2) read "1 2" on W4 and "2" on W11 (the reader's figures on a heavy benchmark page).
+
+    No roll spells those digits, so the repairing search weighs every play of every roll there
+    and keeps the few best: ranked by the marks alone, three plays GNU Backgammon rates as blunders
+    fit a little better and the 2-2 played was left out, and the match went wrong for 42 turns.
+    """
+    path = next((p for p in MATCHES if p.name == "galaxy_10329741_5pt.mat"), None)
+    if path is None:
+        pytest.skip("the real match this case was found in is not in ../shared/data/matches")
+    match = read_mat(path).match
+    boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+    k = next(k for k, b in enumerate(encode_match(match)) if b.marks.cells == {"W4": (2, 2), "W11": (2, 2)})
+    read = {"W4": ((1, 2), 0.7584, (1, 2, 2), 0.0511, (1, 2, 3), 0.0307, (2, 2), 0.0299, (1, 2, 2, 2), 0.022),
+            "W11": ((2,), 0.4615, (1, 2), 0.3341, (2, 2), 0.067, (2, 5), 0.0434, (2, 3), 0.0316)}
+    cells = {name: tuple(CellReading(v[i], v[i + 1]) for i in range(0, len(v), 2)) for name, v in read.items()}
+    boards[k] = BoardReading(boards[k].index, cells)
+    result = solve(paginate(boards), players=match.players, length=match.length)
+    found = compare(match, result.match, result.report)
+    assert found.right == found.turns, found.differences

@@ -99,11 +99,8 @@ def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | No
             # A turn that follows a flagged board is covered by it: correcting that board re-decodes it.
             flags.append(bool(turns[i]["flagged"] or turns[i].get("follows")) if i < len(turns) else False)
     matcher = difflib.SequenceMatcher(None, truth_keys, solved_keys, autojunk=False)
-    matched_solved: set[int] = set()
-    right = 0
-    for block in matcher.get_matching_blocks():
-        right += block.size
-        matched_solved.update(range(block.b, block.b + block.size))
+    matched_solved = _matched(matcher)
+    right = len(matched_solved)
     wrong = [j for j in range(len(solved_keys)) if j not in matched_solved]
     silent = [j for j in wrong if not flags[j]]
     differences: list[str] = []
@@ -121,6 +118,24 @@ def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | No
     lines_right = sum(block.size for block in lines.get_matching_blocks())
     return Comparison(len(truth_keys), right, len(wrong), len(silent), sum(flags), results_wrong, runs,
                       tuple(differences), lines_right)
+
+
+def solved_turns_right(truth: MatchRecord, solved: MatchRecord) -> list[tuple[int, int, bool]]:
+    """(game index, action index, right) of every turn of ``solved`` a note records, in order: right
+    when :func:`compare` finds it in the truth (so a report's turn can be told right or wrong)."""
+    truth_keys = [(g, key) for g, game in enumerate(truth.games) for _, key in game_turns(game)]
+    solved_turns = [(g, i, key) for g, game in enumerate(solved.games) for i, key in game_turns(game)]
+    matcher = difflib.SequenceMatcher(None, truth_keys, [(g, key) for g, _, key in solved_turns], autojunk=False)
+    matched = _matched(matcher)
+    return [(g, i, j in matched) for j, (g, i, _) in enumerate(solved_turns)]
+
+
+def _matched(matcher: difflib.SequenceMatcher[tuple[int, TurnKey]]) -> set[int]:
+    """Indices of the second sequence inside the matcher's matching blocks."""
+    out: set[int] = set()
+    for block in matcher.get_matching_blocks():
+        out.update(range(block.b, block.b + block.size))
+    return out
 
 
 def _show(keys: Sequence[tuple[int, TurnKey]]) -> str:
