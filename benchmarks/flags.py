@@ -26,12 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.resolve import apply_settings
-from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
-from digitise.notation.readings import load_readings
-from digitise.solve import REVIEW_BELOW, solve
+from benchmarks.resolve import apply_settings, solved_again
+from digitise.solve import REVIEW_BELOW
 from digitise.solve.compare import solved_turns_right
-from tests.test_end_to_end import aligned_report
 
 #: Below this a flagged turn is in the lowest band, whatever the review bar.
 LOW = 0.9
@@ -92,12 +89,7 @@ def _rank(name: str) -> int:
 def one(args: tuple[str, str, str, float, tuple[str, ...]]) -> list[Turn]:
     """Every solved turn of one match."""
     readings_path, truth_path, level, review_below, settings = args
-    apply_settings(settings)
-    truth = read_mat_strict(truth_path)
-    result = solve(load_readings(readings_path), players=truth.players, length=truth.length,
-                   review_below=review_below)
-    solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-    report = aligned_report(solved, result.report)
+    truth, solved, report = solved_again(readings_path, truth_path, review_below, settings)
     name = Path(readings_path).name.replace(".report.readings.json", "")
     out = []
     for g, i, right in solved_turns_right(truth, solved):

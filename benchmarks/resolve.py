@@ -18,10 +18,12 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.intervals import describe
+from digitise.game.record import MatchRecord
 from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
 from digitise.notation.readings import load_readings
 from digitise.solve import REVIEW_BELOW, solve
@@ -55,14 +57,20 @@ def apply_settings(settings: Sequence[str]) -> None:
 Row = tuple[str, int, int, int, int, int, int, int]
 
 
-def one(args: tuple[str, str, float, tuple[str, ...]]) -> Row:
-    readings_path, truth_path, review_below, settings = args
+def solved_again(readings_path: str, truth_path: str, review_below: float,
+                 settings: Sequence[str]) -> tuple[MatchRecord, MatchRecord, dict[str, Any]]:
+    """(truth, the saved readings solved again as written to ``.mat`` and read back, its aligned report)."""
     apply_settings(settings)
     truth = read_mat_strict(truth_path)
     result = solve(load_readings(readings_path), players=truth.players, length=truth.length,
                    review_below=review_below)
     solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-    report = aligned_report(solved, result.report)
+    return truth, solved, aligned_report(solved, result.report)
+
+
+def one(args: tuple[str, str, float, tuple[str, ...]]) -> Row:
+    readings_path, truth_path, review_below, settings = args
+    truth, solved, report = solved_again(readings_path, truth_path, review_below, settings)
     got = compare(truth, solved, report)
     own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
     return (Path(readings_path).name, got.turns, got.right, got.lines_right, got.silent, own, got.flagged,
