@@ -273,15 +273,37 @@ def _action_key(action: Action) -> tuple[object, ...]:
     return (action.player, action.kind, action.roll, after, action.cube)
 
 
-def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path, truth: MatchRecord,
-               solved: MatchRecord, report: dict[str, Any]) -> None:
-    """Sort each solved turn that differs from what its board records into a reader or a solver error."""
-    readings = json.loads((out_dir / f"{name}.report.readings.json").read_text(encoding="utf-8"))
+def board_truths(render_dir: Path, name: str) -> dict[int, dict[int, dict[str, Any]]]:
+    """What the renderer wrote on each board of match ``name``: page -> board index -> its truth."""
     truths: dict[int, dict[int, dict[str, Any]]] = {}
     for path in sorted((render_dir / f".{name}.truth").glob("page-*.truth.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
         truths[doc["page"]] = {b["index"]: b for b in doc["boards"]}
-    read_boards = {(page["page"], board["index"]): board for page in readings["pages"] for board in page["boards"]}
+    return truths
+
+
+def saved_boards(out_dir: Path, name: str) -> dict[tuple[int, int], dict[str, Any]]:
+    """The reader's saved output for match ``name``: (page, board index) -> its reading."""
+    readings = json.loads((out_dir / f"{name}.report.readings.json").read_text(encoding="utf-8"))
+    return {(page["page"], board["index"]): board for page in readings["pages"] for board in page["boards"]}
+
+
+def board_record(written: dict[str, Any] | None, truth: MatchRecord) -> tuple[list[Action], set[str]]:
+    """The true actions a written board records, and the positions (ids) before them; none when the
+    board records nothing of the truth."""
+    if written is None or not written["actions"] or written["game"] - 1 >= len(truth.games):
+        return [], set()
+    game = truth.games[written["game"] - 1]
+    ids = positions_before(game)
+    return ([game.actions[k] for k in written["actions"] if k < len(game.actions)],
+            {ids[k] for k in written["actions"] if k < len(ids)})
+
+
+def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path, truth: MatchRecord,
+               solved: MatchRecord, report: dict[str, Any]) -> None:
+    """Sort each solved turn that differs from what its board records into a reader or a solver error."""
+    truths = board_truths(render_dir, name)
+    read_boards = saved_boards(out_dir, name)
     read_ok: dict[tuple[int, int], bool] = {}
     for page_no, boards in truths.items():
         for index, board in boards.items():
@@ -297,14 +319,8 @@ def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path
                 continue
             key = (turn["page"], turn["board"])
             written = truths.get(key[0], {}).get(key[1])
-            recorded = set()
-            before: set[str] = set()
-            if written is not None and written["actions"] and written["game"] - 1 < len(truth.games):
-                actions = truth.games[written["game"] - 1].actions
-                recorded = {_action_key(actions[k]) for k in written["actions"] if k < len(actions)}
-                ids = positions_before(truth.games[written["game"] - 1])
-                before = {ids[k] for k in written["actions"] if k < len(ids)}
-            if _action_key(action) in recorded:
+            actions, before = board_record(written, truth)
+            if _action_key(action) in {_action_key(a) for a in actions}:
                 figures.flagged_right += bool(turn["flagged"])
                 continue
             if turn.get("position_before") and turn["position_before"] not in before:

@@ -17,7 +17,6 @@ how many more turns are right with the truth imposed (the error's cost).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -30,13 +29,13 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import digitise.solve as solve_module
-from benchmarks.bench_end_to_end import _action_key, misread_kinds, positions_before
+from benchmarks.bench_end_to_end import _action_key, board_record, board_truths, misread_kinds, saved_boards
+from benchmarks.resolve import solved_as_written
 from digitise.game.record import ActionKind, MatchRecord
-from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
+from digitise.notation.mat import read_mat_strict
 from digitise.notation.readings import Readings, load_readings
 from digitise.solve import search
 from digitise.solve.compare import compare
-from tests.test_end_to_end import aligned_report
 
 
 def _scored_as_read(self: search.Searcher, options: list[Any], forced: search.Forced) -> list[Any]:
@@ -67,9 +66,7 @@ def _solved(readings: Readings, truth: MatchRecord,
     """(score of the best explanation, solved match, aligned report, turns right)."""
     found: list[float] = []
     with _scores(found):
-        result = solve_module.solve(readings, players=truth.players, length=truth.length, corrections=corrections)
-    solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-    report = aligned_report(solved, result.report)
+        solved, report = solved_as_written(readings, truth, corrections=corrections)
     return found[0], solved, report, compare(truth, solved, report).right
 
 
@@ -84,12 +81,8 @@ def one(args: tuple[str, str]) -> list[Row]:
     folder = Path(level_dir)
     truth = read_mat_strict(folder / "truth" / f"{name}.mat")
     readings = load_readings(readings_path)
-    truths: dict[int, dict[int, dict[str, Any]]] = {}
-    for path in sorted((folder / "pages" / f".{name}.truth").glob("page-*.truth.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        truths[doc["page"]] = {b["index"]: b for b in doc["boards"]}
-    saved = json.loads(Path(readings_path).read_text(encoding="utf-8"))
-    read_boards = {(p["page"], b["index"]): b for p in saved["pages"] for b in p["boards"]}
+    truths = board_truths(folder / "pages", name)
+    read_boards = saved_boards(folder / "out", name)
     score, solved, report, right = _solved(readings, truth)
     rows: list[Row] = []
     for g, game in enumerate(solved.games):
@@ -98,15 +91,11 @@ def one(args: tuple[str, str]) -> list[Row]:
             if turn.get("inserted"):
                 continue  # a turn the solver put in for a missing board: no board to impose on
             written = truths.get(turn["page"], {}).get(turn["board"])
-            if written is None or not written["actions"] or written["game"] - 1 >= len(truth.games):
-                continue
-            true_game = truth.games[written["game"] - 1]
-            ks = [k for k in written["actions"] if k < len(true_game.actions)]
-            before = positions_before(true_game)
-            if _action_key(action) in {_action_key(true_game.actions[k]) for k in ks} \
-                    or turn.get("position_before") not in {before[k] for k in ks if k < len(before)}:
-                continue  # right, or carried on from an earlier error
-            moves = [true_game.actions[k] for k in ks if true_game.actions[k].kind is ActionKind.MOVE]
+            actions, before = board_record(written, truth)
+            if not actions or _action_key(action) in {_action_key(a) for a in actions} \
+                    or (turn.get("position_before") and turn["position_before"] not in before):
+                continue  # records nothing, right, or carried on from an earlier error (as bench_end_to_end)
+            moves = [a for a in actions if a.kind is ActionKind.MOVE]
             if len(moves) != 1 or moves[0].roll is None:
                 continue  # a double or a result: not imposed here
             move = moves[0]

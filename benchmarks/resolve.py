@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.intervals import describe
 from digitise.game.record import MatchRecord
 from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
-from digitise.notation.readings import load_readings
+from digitise.notation.readings import Readings, load_readings
 from digitise.solve import REVIEW_BELOW, solve
 from digitise.solve.compare import compare
 from tests.test_end_to_end import aligned_report
@@ -57,15 +57,22 @@ def apply_settings(settings: Sequence[str]) -> None:
 Row = tuple[str, int, int, int, int, int, int, int]
 
 
+def solved_as_written(readings: Readings, truth: MatchRecord, review_below: float = REVIEW_BELOW,
+                      corrections: Mapping[tuple[int, int], str] | None = None) -> tuple[MatchRecord, dict[str, Any]]:
+    """``readings`` solved (with the truth's players and length), as written to ``.mat`` and read back,
+    and its report aligned with it."""
+    result = solve(readings, players=truth.players, length=truth.length, corrections=corrections,
+                   review_below=review_below)
+    solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
+    return solved, aligned_report(solved, result.report)
+
+
 def solved_again(readings_path: str, truth_path: str, review_below: float,
                  settings: Sequence[str]) -> tuple[MatchRecord, MatchRecord, dict[str, Any]]:
     """(truth, the saved readings solved again as written to ``.mat`` and read back, its aligned report)."""
     apply_settings(settings)
     truth = read_mat_strict(truth_path)
-    result = solve(load_readings(readings_path), players=truth.players, length=truth.length,
-                   review_below=review_below)
-    solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-    return truth, solved, aligned_report(solved, result.report)
+    return (truth, *solved_as_written(load_readings(readings_path), truth, review_below))
 
 
 def one(args: tuple[str, str, float, tuple[str, ...]]) -> Row:

@@ -707,9 +707,10 @@ class Searcher:
                     break
             if self._board in self.wide and self._rank < WIDE_LEADERS:
                 # Only the few best: many equally poor plays would crowd the truth out of the beam.
-                # Ranked as the beam ranks them, the play prior included: by the marks alone, blunders
-                # that fit a misread a little better crowd out the sensible play that was made (a
-                # 13/11(2) 6/4(2) whose "2"s read as "1 2" and "2" lost to three plays gnubg rates -2).
+                # Ranked by the marks and the play prior: by the marks alone, blunders that fit a misread
+                # a little better crowd out the sensible play that was made (a 13/11(2) 6/4(2) whose "2"s
+                # read as "1 2" and "2" lost to three plays gnubg rates -2). Not by a doublet's own prior,
+                # as the beam is: a 6-6 bear-off tied with a dozen other rolls then fell out of the ties.
                 found: list[tuple[float, int, Roll, Play | None, dict[str, tuple[int, ...]], float]] = []
                 for roll in ALL_ROLLS:
                     if opening and roll.is_double:
