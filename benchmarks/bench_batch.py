@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # A sibling script, not a package: found through sys.path above.
 from bench_end_to_end import adopt_orphans, reap_orphans, render, run_batch
+from machine import describe as describe_host
 
 
 def children_cpu() -> float:
@@ -61,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 best = (seconds, cpu)
         assert best is not None
         rows.append((jobs, cpus, best[0], best[1]))
+    print(f"\n{describe_host()}")
     print("\n| run | pages | wall s | pages/s | CPU s (all processes) |\n|---|---|---|---|---|")
     for jobs, cpus, seconds, cpu in rows:
         print(f"| `taskset -c {cpus}` batch --jobs {jobs} | {total} | {seconds:.1f} | {total / seconds:.2f} | {cpu:.1f} |")

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.intervals import describe
+from benchmarks.machine import describe as describe_host
 from digitise.game.position import Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.selfplay import SelfPlayOptions, play_match
@@ -440,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_accuracy(all_figures)
     if not args.skip_speed:
         rows = speed(list(range(args.speed_matches)), args.seed_start + 500, work, args.jobs)
+        print(f"\n{describe_host()}")
         print("\n| run (300-dpi PNG, medium) | pages | wall s | pages/s | CPU s | pages per CPU-second |")
         print("|---|---|---|---|---|---|")
         for label, pages_n, seconds, rate, cpu in rows:

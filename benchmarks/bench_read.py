@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import tempfile
@@ -42,6 +41,9 @@ from typing import Any
 
 import cv2
 import numpy as np
+
+# A sibling script, not a package: its folder is on sys.path when it runs.
+from machine import describe as describe_host
 
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.marks import CELL_NAMES
@@ -234,7 +236,7 @@ def main() -> None:
 
     bank = GlyphBank(load_digit_glyphs(args.glyphs, GlyphSubset.TEST))
     reader = _reader()
-    figures: dict[str, Any] = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+    figures: dict[str, Any] = {"machine": describe_host(),
                                "load": os.getloadavg()[0], "model": reader is not None, "levels": {}}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -261,6 +263,7 @@ def main() -> None:
                           f" of {stats.get(f'{kind}_written', 0):4}", flush=True)
         speed = _speed(folder, bank, reader, args.dpi, args.repeat)
         figures["speed_ms"] = speed
+        print(figures["machine"])
         print(f"speed, {args.dpi}-dpi page, CPU ms (this process and tesseract), median of {args.repeat}:")
         for step, ms in speed.items():
             print(f"  {step:38} {ms:7.1f}")

@@ -19,6 +19,9 @@ import statistics
 import time
 from pathlib import Path
 
+# A sibling script, not a package: its folder is on sys.path when it runs.
+from machine import describe as describe_host
+
 from digitise.fileio import write_atomic
 from digitise.game.position import Position
 from digitise.game.rules import ALL_ROLLS, legal_plays
@@ -59,6 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     position = Position.from_position_id(args.position)
     result = measure(position, args.repeat)
+    print(describe_host())
     print(f"position {position.position_id()}  {position!r}  pips {position.pip_count}")
     print(f"{result['plays_all_rolls']} legal plays over the 21 rolls, {result['repeat']} repetitions")
     print(

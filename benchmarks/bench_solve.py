@@ -28,6 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# A sibling script, not a package: its folder is on sys.path when it runs.
+from machine import describe as describe_host
+
 from digitise.notation.encode import encode_match
 from digitise.notation.mat import read_mat
 from digitise.notation.noise import (
@@ -97,6 +100,7 @@ def main() -> None:
     print(f"following a flag: {100 * total['following'] / turns:6.2f} %  ({int(total['following'])})")
     print(f"games with a wrong result: {int(total['results_wrong'])}")
     if not args.no_timing:
+        print(describe_host())
         for key, name in (("seconds", "wall"), ("cpu", "CPU")):
             per_board = [1000 * r[key] / r["boards"] for r in rows if r["boards"]]
             print(f"solve time per board ({name}): median {statistics.median(per_board):.2f} ms, "

@@ -12,12 +12,14 @@ same pages to disk as PNG and JPEG.
 from __future__ import annotations
 
 import argparse
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import cv2
+
+# A sibling script, not a package: its folder is on sys.path when it runs.
+from machine import describe as describe_host
 
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.template import load_template
@@ -56,8 +58,7 @@ def main() -> None:
                 (Path(tmp) / f"{k}.{fmt}").write_bytes(encode_image(page.image, fmt, dpi=page.truth["dpi"]))
             timings[fmt] = (time.perf_counter() - t0) / len(rendered)
 
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
-          f"OpenCV {cv2.__version__}, cv2 threads {cv2.getNumThreads()}")
+    print(f"{describe_host()}, cv2 threads {cv2.getNumThreads()}")
     print(f"level {args.degrade}, paper {args.paper}: {pages} pages in {elapsed:.2f} s = "
           f"{pages / elapsed:.2f} pages/s (mean {sum(dpis) / len(dpis):.0f} dpi, "
           f"{min(dpis)}-{max(dpis)})")
