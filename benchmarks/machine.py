@@ -1,12 +1,11 @@
 """The host a speed figure was measured on, in one line that the speed benchmarks print with their figures.
 
 The same code reads 5.2-6.0 pages a second on one core of some shared
-hosts and 3.0-4.2 on others (benchmarks/README.md, 2026-11-28 and
-2026-11-29), and they all call themselves "AMD EPYC". Plain Python runs
-within 10 % on them; the compiled steps (inflating PNG, OpenCV) do not, and
-those libraries pick their code by the CPU's vector instructions. So a
-speed figure carries the CPU's family and model numbers (its generation),
-its widest vector extension and the library versions it ran with.
+hosts and 3.0-4.5 on others (benchmarks/README.md, 2026-11-27 to
+2026-11-29), and they all call themselves "AMD EPYC". So a speed figure
+carries what tells hosts apart: the CPU's family and model numbers (its
+generation), its widest vector extension (the compiled libraries pick
+their code by it) and the library versions it ran with.
 """
 
 from __future__ import annotations
