@@ -39,7 +39,7 @@ class _OutputFile(click.Path):
     name = "file"
 
     def __init__(self) -> None:
-        super().__init__(path_type=Path)
+        super().__init__(path_type=Path, readable=False)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
@@ -48,6 +48,9 @@ class _OutputFile(click.Path):
 
 
 OUTPUT_FILE = _OutputFile()
+#: Any other path. Not checked for reading here: click would call an unreadable input a usage error (exit 2),
+#: where the command's own reading names the file and exits as for any bad input.
+PATH = click.Path(path_type=Path, readable=False)
 
 
 def _reports_errors(func: F) -> F:
@@ -115,7 +118,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
 
 
 @cli.command()
-@click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("pages", nargs=-1, required=True, type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="The .mat file to write.")
 @click.option("--report", type=OUTPUT_FILE, help="The report JSON (for the review page).")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
@@ -123,9 +126,9 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("--template", help="Template name or JSON file (default: found from the page).")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order: as given, or by the page number written in the header.")
-@click.option("--corrections", type=click.Path(path_type=Path),
+@click.option("--corrections", type=PATH,
               help="Corrections saved by the review page, re-applied as hard constraints.")
-@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
+@click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
@@ -179,8 +182,8 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 
 
 @cli.command()
-@click.argument("input_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
+@click.argument("input_dir", type=PATH)
+@click.option("-o", "--output", "output_dir", required=True, type=PATH,
               help="Folder for each match's .mat, report and readings, and summary.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default and most: one per core).")
 @click.option("--template", help="Template name or JSON file.")
@@ -189,7 +192,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("--order", type=click.Choice(["given", "header"]), default="given", show_default=True,
               help="Page order in each match: by file name (folder by folder), or by the page number written "
                    "in the header.")
-@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
+@click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--force", is_flag=True,
               help="Convert again matches already done (each keeps its review's corrections file).")
 @_reports_errors
@@ -331,14 +334,14 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 
 
 @cli.command()
-@click.argument("report", type=click.Path(path_type=Path))
+@click.argument("report", type=PATH)
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Keep 127.0.0.1 unless you mean to share the page.")
-@click.option("--readings", type=click.Path(path_type=Path),
+@click.option("--readings", type=PATH,
               help="The readings JSON, when the report does not name it.")
-@click.option("--learn", "learn_dir", type=click.Path(path_type=Path),
+@click.option("--learn", "learn_dir", type=PATH,
               help="Save corrected cells as labelled crops here, for `digitise train`.")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
 @_reports_errors
@@ -379,11 +382,11 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 
 
 @cli.command()
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
+@click.option("-o", "--output", required=True, type=PATH,
               help="Folder for glyphs.onnx and glyphs.json (the shipped ones: digitise/vision/models/).")
-@click.option("--glyphs", type=click.Path(path_type=Path),
+@click.option("--glyphs", type=PATH,
               help="digits.png sheet or folder of labelled digits (default: ../shared/data/digits.png); TRAIN part only.")
-@click.option("--synth", type=click.Path(path_type=Path),
+@click.option("--synth", type=PATH,
               help="Extra labelled glyph images, <class>/<name>.png (e.g. corrected cells saved by review --learn).")
 @click.option("--epochs", type=click.IntRange(1),
               help="Training epochs (default: 10; with --cellnet the point model's, 14 as shipped).")
@@ -402,7 +405,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--centre-epochs", type=click.IntRange(1), default=36, show_default=True,
               help="--cellnet: epochs of the centre model (--epochs is the point model's).")
 @click.option("--only", type=click.Choice(["point", "centre"]), help="--cellnet: train this model only.")
-@click.option("--cache", type=click.Path(path_type=Path),
+@click.option("--cache", type=PATH,
               help="--cellnet: keep the generated cells here and reuse them.")
 @click.option("--augment", is_flag=True,
               help="--cellnet: distort training cells (scale, slant, ink level, stroke width); off as shipped.")
@@ -446,11 +449,11 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 
 
 @cli.command()
-@click.argument("pages", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("pages", nargs=-1, required=True, type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The readings JSON to write.")
 @click.option("--template", help="Template name (a4, letter) or geometry JSON (default: found from each page).")
-@click.option("--debug-dir", type=click.Path(path_type=Path),
+@click.option("--debug-dir", type=PATH,
               help="Write an overlay per page: markers, grid, cells and each cell's top reading.")
 @click.option("--no-header", is_flag=True, help="Skip the header (tesseract is the slowest step).")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
@@ -468,14 +471,14 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
 
 
 @cli.command()
-@click.argument("match_file", metavar="MATCH.mat", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output_dir", required=True, type=click.Path(path_type=Path),
+@click.argument("match_file", metavar="MATCH.mat", type=PATH)
+@click.option("-o", "--output", "output_dir", required=True, type=PATH,
               help="Folder for page-001.png, page-001.truth.json, ... and match.mat.")
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter, or a geometry JSON.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: the same seed gives the same files.")
 @click.option("--degrade", type=click.Choice(["none", "light", "medium", "heavy", "photocopy"]), default="light",
               show_default=True, help="Scan damage level (see digitise/sheet/damage.py).")
-@click.option("--glyphs", type=click.Path(path_type=Path),
+@click.option("--glyphs", type=PATH,
               help="digits.png or a folder of labelled digit images (default: ../shared/data/digits.png).")
 @click.option("--format", "fmt", type=click.Choice(["png", "jpg", "pdf"]), default="png", show_default=True,
               help="Page images, or one multi-page PDF (pages.pdf) as a scanner makes.")
@@ -495,15 +498,15 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 
 
 @cli.command("solve")
-@click.argument("readings", type=click.Path(path_type=Path))
+@click.argument("readings", type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The .mat file to write.")
 @click.option("--report", type=OUTPUT_FILE, help="The report JSON to write.")
 @click.option("--players", help='Player names "BOTTOM,TOP" (else from the header).')
 @click.option("--length", type=click.IntRange(0, MAX_MATCH_LENGTH), help="Match length, 0 for unlimited (else from the header).")
-@click.option("--corrections", type=click.Path(path_type=Path),
+@click.option("--corrections", type=PATH,
               help="Corrections saved by the review page, applied as hard constraints.")
-@click.option("--roster", type=click.Path(path_type=Path), help=ROSTER_HELP)
+@click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,

@@ -1091,3 +1091,49 @@ def test_a_two_sided_scan_gives_the_match_of_its_fronts_and_names_each_back(tmp_
     assert alone.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), alone.output
     moves = [line for line in (tmp_path / "duplex.mat").read_text().splitlines() if line[:1] == " "]
     assert len(moves) >= 10 and moves == [line for line in (tmp_path / "fronts.mat").read_text().splitlines() if line[:1] == " "]
+
+
+def _as_unprivileged(command: list[str]) -> list[str] | None:
+    """``command`` run so that file permissions bind (as ``nobody`` when root), or None when that cannot be done."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    wrapped = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+    # The interpreter itself may live where nobody can read (a pyenv under /root).
+    probe = subprocess.run([*wrapped[:-len(command)], command[0], "-c", "import digitise.cli"],
+                           capture_output=True, timeout=60, check=False)
+    return wrapped if probe.returncode == 0 else None
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    (["solve", "{file}", "-o", "{out}/out.mat"], "readings.json"),
+    (["read", "{file}", "-o", "{out}/r.json"], "page.png"),
+    (["synth", "{file}", "-o", "{out}/synth"], "match.mat"),
+])
+def test_an_unreadable_input_is_bad_input_not_a_usage_error(command: list[str], name: str) -> None:
+    """click's own readability check called an unreadable page a usage error (exit 2); it is bad input (3),
+    named with the reason, as inside a batch."""
+    import subprocess
+    import sys
+    import tempfile
+
+    # Under /tmp, not pytest's tmp_path, which only its owner can enter.
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        place = Path(folder)
+        place.chmod(0o777)
+        unreadable = place / name
+        unreadable.write_bytes(b"not read")
+        unreadable.chmod(0)
+        args = [a.format(file=unreadable, out=place) for a in command]
+        wrapped = _as_unprivileged([sys.executable, "-m", "digitise.cli", *args])
+        if wrapped is None:
+            pytest.skip("running as root without setpriv, or an interpreter nobody may run: permissions do not bind")
+        done = subprocess.run(wrapped, capture_output=True, text=True, timeout=120, check=False,
+                              env={"PATH": "/usr/bin:/bin", "HOME": folder})
+    assert done.returncode == int(ExitCode.BAD_INPUT), done.stderr
+    assert done.stderr.splitlines() == [f"digitise: error: {unreadable}: cannot read: Permission denied"], done.stderr
