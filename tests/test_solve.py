@@ -436,6 +436,9 @@ def test_a_page_of_another_match_is_left_out_and_the_match_read_right() -> None:
     left_out = [s for s in result.report["skipped"] if "another match" in s["reasons"][0]]
     assert [(s["page"], s["board"]) for s in left_out] == [(3, k) for k in range(1, 9)]
     assert all(s["flagged"] for s in left_out)
+    # Said in a note too, as the console shows it: the report's skipped boards are not on the console.
+    assert ("pages: page 3 of the pile (theirs) does not continue this match (a page from another match?): left "
+            "out, its boards listed as skipped in the report") in result.report["notes"]
 
 
 @pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
@@ -1184,6 +1187,65 @@ def test_a_missing_page_costs_no_page_and_no_silent_turn() -> None:
         first = next(t for t in turns if t["page"] > lost and t["action"] in ("move", "double"))
         assert any("a page missing?" in r for r in first["reasons"]), (path.name, first)
         assert compare(match, result.match, result.report).silent == 0, path.name
+
+
+@pytest.mark.parametrize(("numbers", "extra"), [
+    ([1, 2, 3, 4, 5], {}),
+    ([1, 2, 3, 9, 4, 5], {4: (3, 4)}),        # another match's page 9 between 3 and 4
+    ([1, 2, 3, 2, 4, 5], {4: (3, 4)}),        # ... or its page 2
+    ([1, 2, 3, None, 4, 5], {4: (3, 4)}),     # ... its number unread: its neighbours tell
+    ([2, 3, 3, 4, 5], {2: (2, 3)}),           # one page given twice: the first copy (the rest rests on it)
+    ([2, 1, 3], {}),                          # nothing confirms 2 or 3
+    ([1, 9, 2, 3], {2: (1, 2)}),              # beside the first page
+    ([1, 2, 9, 3], {3: (2, 3)}),              # beside the last page
+    ([1, 2, 2, 4, 5], {}),                    # page 3's number misread "2": no page too many
+    ([1, 2, 3, 3, 5, 6], {}),                 # page 4's misread "3"
+    ([1, 3, 2, 4], {}),                       # two pages swapped (the order's own note)
+    ([1, 2, 9, 3, 5], {}),                    # 3 is not confirmed by 5
+])
+def test_a_page_with_no_room_for_it_in_the_numbering_is_a_page_too_many(
+        numbers: list[int | None], extra: dict[int, tuple[int, int]]) -> None:
+    """Pages numbered n and n + 1 on either side of a page, each confirmed by its other neighbour: the page
+    between them is one too many (a page of another match, or one given twice), whatever its own number."""
+    from digitise.solve import extra_pages
+
+    assert extra_pages(_numbered(numbers)) == extra
+    assert extra_pages(_numbered(numbers, sure=0.3)) == {}  # numbers read unsurely show nothing
+
+
+@pytest.mark.skipif(len(MATCHES) < 6, reason="../shared/data/matches not found")
+def test_a_page_of_another_match_in_a_short_pile_is_flagged_by_its_neighbours_numbers() -> None:
+    """In a short pile the search has few later boards to weigh a stranger page against, and it may read it as
+    the game going on. The page numbers either side of it (3, then 4) leave no room for it: its first turn is
+    flagged, the rest of the match rests on it, a note names it, and no turn is wrong unflagged."""
+    from digitise.solve import STRANGER_REASON
+
+    ours, theirs = read_mat(MATCHES[0]).match, read_mat(MATCHES[5]).match
+    pages = [PageReading(p.source, p.page, p.boards, {"page": {"value": str(p.page), "confidence": 0.97}})
+             for p in _certain(ours).pages[:5]]
+    stranger = PageReading("theirs", 2, tuple(certain_reading(k + 1, b.marks)
+                                                for k, b in enumerate(encode_match(theirs)[8:16])),
+                           {"page": {"value": "2", "confidence": 0.97}})
+    pile = [*pages[:3], stranger, *pages[3:]]
+    readings = Readings(tuple(PageReading(p.source, n, p.boards, p.header) for n, p in enumerate(pile, 1)))
+    result = solve(readings, players=ours.players, length=ours.length)
+    notes = result.report["notes"]
+    left_out = [s for s in result.report["skipped"] if STRANGER_REASON in s["reasons"]]
+    if left_out:
+        assert {s["page"] for s in left_out} == {4}
+        assert not any("sits between" in note for note in notes), notes
+        assert any("page 4 of the pile (theirs) does not continue this match" in note for note in notes), notes
+    else:
+        assert ("pages: page 4 of the pile (theirs) sits between pages numbered 3 and 4, which follow each other: "
+                "is it from another match, or given twice? Its first turn is flagged, and the rest of the match "
+                "rests on it") in notes
+        turns = [t for g in result.report["games"] for t in g["turns"]]
+        first = next(t for t in turns if t["page"] == 4)
+        assert first["flagged"] and "this page sits between pages numbered 3 and 4: a page from another match?" \
+            in first["reasons"]
+        assert all(t["flagged"] or t["follows"] for t in turns[turns.index(first):])
+    truth = MatchRecord(ours.length, ours.players, ours.games)
+    assert compare(truth, result.match, result.report).silent == 0
 
 
 def test_a_pile_out_of_order_is_not_a_missing_page() -> None:

@@ -222,6 +222,11 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
                 for i in sorted(left_out) if evidence[i].listed],
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+        for sheet in sorted({sheets[i] for i in left_out}):
+            where = _pile_page(readings, sheet)
+            # Its page number's note said its first turn is flagged: it has no turn now.
+            notes = [note for note in notes if not note.startswith(f"pages: {where} sits between")]
+            notes.append(STRANGER_NOTE.format(where=where))
     result.report["prior"] = prior.described
     return _noted(result, notes, evidence)
 
@@ -253,6 +258,15 @@ GAP_NOTE = ("pages: the page numbers written jump from {before} to {after} betwe
 #: A jump whose missing numbers are read on other pages of the pile: the pages are out of order.
 DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}, and {found} "
                  "later in the pile: the pages are out of order? Give them in order, or add --order header")
+#: A page between two whose numbers follow each other (each confirmed by its other neighbour): a page too many.
+#: Over the 192 piles of the saved end-to-end readings (seeds 9200-9347, medium and heavy) none is taken for
+#: one at GAP_SURE; of the same piles with a page of another pile put in at random, 166 are found.
+EXTRA_REASON = "this page sits between pages numbered {before} and {after}: a page from another match?"
+EXTRA_NOTE = ("pages: {where} sits between pages numbered {before} and {after}, which follow each other: is it from "
+              "another match, or given twice? Its first turn is flagged, and the rest of the match rests on it")
+#: The reason and note for a page the solver left out as another match's.
+STRANGER_NOTE = ("pages: {where} does not continue this match (a page from another match?): left out, its boards "
+                 "listed as skipped in the report")
 
 
 def _page_numbers(readings: Readings) -> tuple[list[tuple[int | None, float]], list[int | None]]:
@@ -287,6 +301,35 @@ def page_gaps(readings: Readings) -> dict[int, tuple[int, int]]:
         if (left and right) or min(read[k - 1][1], read[k][1]) >= GAP_EDGE_SURE:
             gaps[k + 1] = (before, after)
     return gaps
+
+
+def extra_pages(readings: Readings) -> dict[int, tuple[int, int]]:
+    """Pages (their place in the pile, from 1) with no room for them in the written numbering: {place: (before,
+    after)}, the numbers of the pages either side, which follow each other.
+
+    A page of another match put into the pile, when its boards are legal from
+    where the pile left off, reads as the game going on: in a short pile the
+    search has too few later boards to weigh against it. Its own number says
+    little (it may even be the one due), but its neighbours do when they are
+    numbered n and n + 1. As for :func:`page_gaps`, one misread number must
+    not make such a page: each neighbour's number is confirmed by its other
+    neighbour (n - 1 before it, n + 2 after; the pile's first or last page
+    has none, but one side must confirm). Of two such pages in a row (one
+    page given twice) the first is taken.
+    """
+    _, numbers = _page_numbers(readings)
+    extra: dict[int, tuple[int, int]] = {}
+    for k in range(1, len(numbers) - 1):
+        before, after = numbers[k - 1], numbers[k + 1]
+        if before is None or after is None or after != before + 1:
+            continue
+        left = numbers[k - 2] == before - 1 if k >= 2 else None
+        right = numbers[k + 2] == after + 1 if k + 2 < len(numbers) else None
+        # Two pages alike in a row (3, 3) each sit between numbers that follow: the first is flagged, as
+        # everything after it rests on it.
+        if left is not False and right is not False and (left or right) and k not in extra:
+            extra[k + 1] = (before, after)
+    return extra
 
 
 def _pile_names(readings: Readings, left: int, right: int) -> str:
@@ -345,9 +388,17 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         shown = "(" + ", ".join("?" if n is None or how < ORDER_SURE else str(n) for n, how in read) + ")"
         marks.setdefault(at, ORDER_REASON.format(numbers=shown, number=number))
         if not any("out of order?" in note for note in notes):
-            notes.append(ORDER_NOTE.format(numbers=shown[1:-1], number=number,
-                                           where=f"page {at} of the pile ({Path(readings.pages[at - 1].source).name})"))
+            notes.append(ORDER_NOTE.format(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
+    for at, (before, after) in sorted(extra_pages(readings).items()):
+        marks.setdefault(at, EXTRA_REASON.format(before=before, after=after))
+        notes.append(EXTRA_NOTE.format(where=_pile_page(readings, at), before=before, after=after))
     return gaps, frozenset(own), notes, marks
+
+
+def _pile_page(readings: Readings, at: int) -> str:
+    """A page (its place in the pile, from 1) as messages name it."""
+    source = readings.pages[at - 1].source
+    return f"page {at} of the pile" + (f" ({Path(source).name})" if source else "")
 
 
 @dataclass(frozen=True, slots=True)
