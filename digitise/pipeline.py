@@ -133,11 +133,11 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _check_report_name(report)
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
-    corrections, options = _reviewed(options)
+    corrections, options, pages_note = _reviewed(options, pages)
     outcome = _some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
-    scan_notes = list(outcome.notices)
+    scan_notes = list(outcome.notices) + ([pages_note] if pages_note else [])
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
@@ -145,7 +145,11 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections, roster=options.roster)
-    extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors)}
+    from digitise.solve.corrections import page_files
+
+    # The files' names and sizes: what the review page's corrections file records of the pages it was made on.
+    extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors),
+                             "source_files": [{"file": name, "bytes": size} for name, size in page_files(pages)]}
     if scan_notes:
         result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
         # Notes of the scan, not of the solve: a re-solve on the review page carries them over.
@@ -267,9 +271,10 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
 
     _check_report_name(report)
     _check_match_outputs(output, report, None, options, [readings_path])
-    corrections, options = _reviewed(options)
     read = load_readings(readings_path)
-    scan_notes = page_notes(read)
+    # The pages are checked where the readings' files still are (page_files leaves out the others).
+    corrections, options, pages_note = _reviewed(options, [Path(page.source) for page in read.pages if page.source])
+    scan_notes = page_notes(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -290,19 +295,23 @@ def _check_report_name(report: Path | None) -> None:
         raise OutputError("is a folder, not a file: name the report file (e.g. match.report.json)", report)
 
 
-def _reviewed(options: ScanOptions) -> tuple[dict[tuple[int, int], str], ScanOptions]:
-    """The boards' corrections of ``options.corrections``, and the options with its names and length.
+def _reviewed(options: ScanOptions, pages: Sequence[Path] = ()) -> tuple[dict[tuple[int, int], str], ScanOptions,
+                                                                         str | None]:
+    """The boards' corrections of ``options.corrections``, the options with its names and length, and a note
+    when it was made on pages that differ in part from ``pages`` (refused when they differ wholly:
+    :func:`~digitise.solve.corrections.check_pages`).
 
     A reviewer's names and length win over ``--players`` and ``--length``, as
     a corrected board wins over its marks: they were set looking at the scan.
     """
     if options.corrections is None:
-        return {}, options
-    from digitise.solve.corrections import load_corrections_file
+        return {}, options, None
+    from digitise.solve.corrections import check_pages, load_corrections_file
 
     reviewed = load_corrections_file(options.corrections)
+    note = check_pages(reviewed, pages, options.corrections) if pages else None
     players, length = reviewed.header.over(options.players, options.length)
-    return reviewed.boards, replace(options, players=players, length=length)
+    return reviewed.boards, replace(options, players=players, length=length), note
 
 
 def _check_match_outputs(output: Path, report: Path | None, readings_path: Path | None, options: ScanOptions,

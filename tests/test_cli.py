@@ -754,6 +754,21 @@ def test_a_page_of_another_match_is_noted_by_the_players_it_names(tmp_path: Path
     assert note in json.loads((tmp_path / "m.json").read_text())["notes"]
 
 
+def test_another_matchs_corrections_are_refused_before_any_work(tmp_path: Path) -> None:
+    """Chen and Dana's page scanned with Alice and Bruno's corrections: "1:1" fits any match's page 1 and
+    overwrote a move read right, without a word. The corrections file names the page files it was made on."""
+    samples = ROOT / "samples"
+    alice = samples / "alice-bruno" / "light" / "page-001.jpg"
+    corrections = tmp_path / "ab.corrections.json"
+    corrections.write_text(json.dumps({
+        "format": "digitise-corrections", "version": 3, "report": "ab.report.json",
+        "pages": [{"file": alice.name, "bytes": alice.stat().st_size}], "corrections": {"1:1": "54: 13/8 6/2"}}))
+    result = run("scan", samples / "chen-dana" / "light" / "page-001.jpg", "-o", tmp_path / "cd.mat",
+                 "--corrections", corrections)
+    assert_one_error(result, ExitCode.BAD_INPUT, f"{corrections}: made on other pages (page-001.jpg), not these")
+    assert not (tmp_path / "cd.mat").exists()
+
+
 def test_a_mistyped_page_stops_the_scan_before_any_work(tmp_path: Path) -> None:
     light = ROOT / "samples" / "alice-bruno" / "light"
     result = run("scan", light / "page-001.jpg", tmp_path / "page-02.jpg", "-o", tmp_path / "m.mat")

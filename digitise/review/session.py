@@ -365,9 +365,15 @@ class ReviewSession:
 
         return load_readings(path)
 
+    def _made_on(self) -> list[tuple[str, int]]:
+        """The page files the scan read, (name, size), for the corrections file: `scan --corrections` refuses
+        it with other pages. Empty for a report that does not record them (an older scan, or `solve`)."""
+        return [(entry["file"], entry["bytes"]) for entry in self.report.get("source_files") or []]
+
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "page_errors", "players", "length", "scan_notes", "mat", "roster"):
+        for key in ("readings", "sources", "source_files", "page_errors", "players", "length", "scan_notes", "mat",
+                    "roster"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
         # The scan's own notes (the page order kept) stay true whatever the corrections.
@@ -796,11 +802,12 @@ class ReviewSession:
                 )
             changes = report_changes(self.report, new_report)
             # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.
-            save_corrections(self.corrections_file, updated, self.report_path.name, header, new_report.get("summary"))
+            save_corrections(self.corrections_file, updated, self.report_path.name, header, new_report.get("summary"),
+                             self._made_on())
             self.match, self.report = match, new_report
         else:
             changes = []
-            save_corrections(self.corrections_file, updated, self.report_path.name, header)
+            save_corrections(self.corrections_file, updated, self.report_path.name, header, pages=self._made_on())
         self._disk = self._disk_text()
         self.corrections = dict(sorted(updated.items()))
         self.header = header
@@ -1033,6 +1040,10 @@ def _check_report(doc: dict[str, Any], path: Path) -> None:
         raise bad("$.scan_notes", "a note is not text")
     if any(not isinstance(s, str) for s in doc.get("sources") or []):
         raise bad("$.sources", "a source is not a file name")
+    if not isinstance(doc.get("source_files") or [], list) or any(
+            not isinstance(f, dict) or not isinstance(f.get("file"), str) or isinstance(f.get("bytes"), bool)
+            or not isinstance(f.get("bytes"), int) for f in doc.get("source_files") or []):
+        raise bad("$.source_files", 'not a list of {"file": NAME, "bytes": SIZE}')
     if any(not isinstance(s, dict) for s in doc.get("skipped") or []):
         raise bad("$.skipped", "an entry is not an object")
     length = doc.get("length")

@@ -9,12 +9,17 @@ The reviewer may also set the players' names and the match length (what the
 header says, when it was misread or left blank). They are kept next to the
 report as ``REPORT.corrections.json``::
 
-    {"format": "digitise-corrections", "version": 2, "report": "match.json",
+    {"format": "digitise-corrections", "version": 3, "report": "match.json",
+     "pages": [{"file": "page-001.jpg", "bytes": 812345}, {"file": "page-002.jpg", "bytes": 798120}],
      "match": {"players": ["Alice", "Bruno"], "length": 5},
      "corrections": {"1:3": "52: 8/3 6/4", "1:5": "double; drop", "2:2": "resign 2"}}
 
 (``"match"`` and either of its keys may be left out; version 1 files, which
-had no ``"match"``, are read too. The review page also keeps the re-solved
+had no ``"match"``, and version 2, which had no ``"pages"``, are read too.
+``"pages"`` names the page files the corrections were made on, by name and
+size, so that a corrections file given with other pages is refused
+(:func:`check_pages`); a board's number alone cannot tell one match's page 1
+from another's. The review page also keeps the re-solved
 match's ``"summary"`` there, its turns and flagged turns, for the list of a
 folder's matches; it is never a correction.) :func:`load_corrections_file` reads that
 file (or a bare ``{"page:board": text}`` object); :func:`load_corrections`
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +43,9 @@ from digitise.notation.mat import parse_steps, players_problem
 from digitise.solve.search import AFTER_THE_END
 
 FORMAT = "digitise-corrections"
-#: The version written; 1 (no "match" part) is read as well.
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: The version written; 1 (no "match" part) and 2 (no "pages") are read as well.
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 #: What the review page can mark a board as.
 ACTIONS = ("move", "double", "take", "drop", "resign", "blank")
 
@@ -83,6 +88,8 @@ class CorrectionsFile:
     header: MatchHeader = MatchHeader()
     #: The match as last re-solved with these corrections: {"games", "turns", "flagged"} (whole numbers).
     summary: Mapping[str, int] | None = None
+    #: The page files the corrections were made on, (file name, size in bytes); None when not recorded.
+    pages: tuple[tuple[str, int], ...] | None = None
 
 _KEY = re.compile(r"^(\d{1,4}):([1-8])$")
 
@@ -212,21 +219,26 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
     """Validate a corrections document (wrapped or bare): its boards' corrections and match header."""
     header = MatchHeader()
     summary: Any = None
+    pages: tuple[tuple[str, int], ...] | None = None
     if isinstance(doc, Mapping) and "format" in doc:
         if doc.get("format") != FORMAT:
             raise _fail("$.format", f"not a corrections file (expected {FORMAT!r})", path)
-        unknown = sorted(set(doc) - {"format", "version", "report", "match", "summary", "corrections"})
+        unknown = sorted(set(doc) - {"format", "version", "report", "pages", "match", "summary", "corrections"})
         if unknown:
-            raise _fail(f"$.{unknown[0]}", "unknown key (a corrections file has format, version, report, match, "
-                                           "summary and corrections)", path)
+            raise _fail(f"$.{unknown[0]}", "unknown key (a corrections file has format, version, report, pages, "
+                                           "match, summary and corrections)", path)
         version = doc.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or version not in READABLE_VERSIONS:
             raise _fail("$.version", f"unsupported version {short(repr(doc.get('version')))} (this digitise reads "
-                                     f"{' and '.join(map(str, READABLE_VERSIONS))})", path)
+                                     f"{', '.join(map(str, READABLE_VERSIONS[:-1]))} and {READABLE_VERSIONS[-1]})", path)
         if "match" in doc:
             if doc.get("version") == 1:
                 raise _fail("$.match", "version 1 files have no match part: write version 2", path)
             header = header_from_json(doc["match"], "$.match", path)
+        if "pages" in doc:
+            if version < 3:
+                raise _fail("$.pages", f"version {version} files have no pages part: write version 3", path)
+            pages = pages_from_json(doc["pages"], "$.pages", path)
         summary = doc.get("summary")
         if summary is not None:
             # Only informs the folder's list: a malformed one is dropped, never a reason to refuse the file.
@@ -254,7 +266,60 @@ def file_from_json(doc: Any, path: str | Path) -> CorrectionsFile:
             raise _fail(f"{prefix}.{key}", f"the same board as {named[board]!r}: keep one", path)
         named[board] = str(key)
         found[board] = check_text(text, f"{prefix}.{key}", path)
-    return CorrectionsFile(dict(sorted(found.items())), header, summary)
+    return CorrectionsFile(dict(sorted(found.items())), header, summary, pages)
+
+
+def pages_from_json(doc: Any, where: str, path: str | Path) -> tuple[tuple[str, int], ...]:
+    """The ``"pages"`` part: ``[{"file": NAME, "bytes": SIZE}, ...]`` as (name, size) pairs."""
+    if not isinstance(doc, list):
+        raise _fail(where, 'must be a list [{"file": NAME, "bytes": SIZE}, ...]', path)
+    pages = []
+    for k, entry in enumerate(doc):
+        if not isinstance(entry, Mapping) or set(entry) != {"file", "bytes"}:
+            raise _fail(f"{where}[{k}]", 'must be {"file": NAME, "bytes": SIZE}', path)
+        name = entry["file"]
+        if not isinstance(name, str) or not name or "/" in name:
+            raise _fail(f"{where}[{k}].file", "must be a file's name", path)
+        pages.append((name, _whole(entry["bytes"], f"{where}[{k}].bytes", 0, None, path)))
+    return tuple(pages)
+
+
+def page_files(sources: Sequence[str | Path]) -> tuple[tuple[str, int], ...]:
+    """The page files ``sources`` as a corrections file records them: (file name, size in bytes), once each.
+
+    A file that cannot be looked at is left out (its reading failed with its own message).
+    """
+    out: dict[tuple[str, int], None] = {}
+    for source in sources:
+        try:
+            out[(Path(source).name, Path(source).stat().st_size)] = None
+        except OSError:
+            continue
+    return tuple(out)
+
+
+def check_pages(kept: CorrectionsFile, sources: Sequence[str | Path], path: str | Path) -> str | None:
+    """Whether corrections made on ``kept.pages`` may be applied to a scan of ``sources``.
+
+    Raises :class:`InputError` when no page file is among those the corrections
+    were made on (another match's corrections: their boards' numbers would fit
+    these pages as well, and overwrite what is read right). Returns a note when
+    only some are (a page scanned again, added or taken out), else None; a file
+    that records no pages (version 1 or 2) is not checked.
+    """
+    if not kept.pages or not kept.boards and not kept.header.given:
+        return None
+    scanned = page_files(sources)
+    made_on, now = set(kept.pages), set(scanned)
+    if not scanned or made_on == now:
+        return None
+    if not made_on & now:
+        named = ", ".join(name for name, _ in kept.pages[:3]) + (", ..." if len(kept.pages) > 3 else "")
+        raise InputError(f"made on other pages ({named}), not these: is it the corrections file of another "
+                         "match? (Each page is known by its file's name and size.)", Path(path))
+    differ = sorted(name for name, _ in now - made_on)
+    return (f"corrections: {Path(path).name} was made on pages that differ from these ("
+            f"{', '.join(differ) if differ else 'some are not given'}): check the corrected turns of those pages")
 
 
 def load_corrections(path: str | Path) -> Corrections:
@@ -277,9 +342,12 @@ def load_corrections_file(path: str | Path) -> CorrectionsFile:
 
 
 def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name: str,
-                        header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None) -> str:
+                        header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None,
+                        pages: Sequence[tuple[str, int]] | None = None) -> str:
     """The corrections file's text: sorted, so the same corrections give the same bytes."""
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "report": report_name}
+    if pages:
+        doc["pages"] = [{"file": name, "bytes": size} for name, size in pages]
     if header.given:
         doc["match"] = header.to_json()
     if summary is not None:
@@ -289,9 +357,10 @@ def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name:
 
 
 def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str], report_name: str,
-                     header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None) -> Path:
+                     header: MatchHeader = MatchHeader(), summary: Mapping[str, Any] | None = None,
+                     pages: Sequence[tuple[str, int]] | None = None) -> Path:
     """Write the corrections file atomically (replacing the previous one)."""
-    return write_atomic(path, corrections_to_json(corrections, report_name, header, summary), overwrite=True)
+    return write_atomic(path, corrections_to_json(corrections, report_name, header, summary, pages), overwrite=True)
 
 
 def read_reviewed(report: Path) -> tuple[dict[str, Any], CorrectionsFile | None]:

@@ -50,6 +50,21 @@ def test_correction_re_decodes_and_exports_the_true_match(solved_sample: tuple[P
     assert turn_at(again, 1, 3)["correction"] == "51: 22/21 8/3"
 
 
+def test_the_corrections_file_records_the_page_files_the_scan_read(solved_sample: tuple[Path, str]) -> None:
+    """So that `scan --corrections` can tell this match's pages from another's (a board's number cannot)."""
+    report, _ = solved_sample
+    doc = json.loads(report.read_text())
+    doc["source_files"] = [{"file": "page-001.jpg", "bytes": 812345}]
+    report.write_text(json.dumps(doc))
+    ReviewSession(report).correct(TRUE_PLAY)
+    saved = json.loads(corrections_path(report).read_text())
+    assert saved["pages"] == [{"file": "page-001.jpg", "bytes": 812345}]
+    # Re-solved, the report keeps them: a second correction records them too.
+    session = ReviewSession(report)
+    session.uncorrect({"page": 1, "board": 3})
+    assert json.loads(corrections_path(report).read_text())["pages"] == saved["pages"]
+
+
 def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> None:
     report, truth = solved_sample
     session = ReviewSession(report)

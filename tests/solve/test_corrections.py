@@ -158,8 +158,70 @@ def test_fit_against_a_report() -> None:
 def test_json_text_is_deterministic() -> None:
     text = corrections_to_json({(1, 2): "double"}, "r.json")
     assert text == corrections_to_json({(1, 2): "double"}, "r.json")
-    assert json.loads(text) == {"format": "digitise-corrections", "version": 2, "report": "r.json",
+    assert json.loads(text) == {"format": "digitise-corrections", "version": 3, "report": "r.json",
                                 "corrections": {"1:2": "double"}}
+
+
+def _pages_file(tmp_path: Path, made_on: list[tuple[str, int]]) -> Path:
+    path = tmp_path / "m.corrections.json"
+    save_corrections(path, {(1, 2): "double"}, "m.json", pages=made_on)
+    return path
+
+
+def test_the_pages_a_review_was_made_on_round_trip(tmp_path: Path) -> None:
+    path = _pages_file(tmp_path, [("page-001.jpg", 812345), ("page-002.jpg", 798120)])
+    doc = json.loads(path.read_text())
+    assert doc["pages"] == [{"file": "page-001.jpg", "bytes": 812345}, {"file": "page-002.jpg", "bytes": 798120}]
+    assert load_corrections_file(path).pages == (("page-001.jpg", 812345), ("page-002.jpg", 798120))
+
+
+def test_corrections_made_on_other_pages_are_refused_and_on_some_other_pages_noted(tmp_path: Path) -> None:
+    """A board's number fits any match's pages (another match's "1:1" overwrote a move read right, without a
+    word): the page files the review was made on, by name and size, must be among those scanned."""
+    from digitise.solve.corrections import check_pages, page_files
+
+    one, two = tmp_path / "page-001.jpg", tmp_path / "page-002.jpg"
+    one.write_bytes(b"a" * 10)
+    two.write_bytes(b"b" * 20)
+    made_on = page_files([one, two])
+    assert made_on == (("page-001.jpg", 10), ("page-002.jpg", 20))
+    kept = load_corrections_file(_pages_file(tmp_path, list(made_on)))
+    assert check_pages(kept, [one, two], "m.corrections.json") is None
+    # Another match's pages, named alike: the sizes tell.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "page-001.jpg").write_bytes(b"c" * 11)
+    (other / "page-002.jpg").write_bytes(b"d" * 21)
+    with pytest.raises(InputError, match=r"m.corrections.json: made on other pages \(page-001.jpg, page-002.jpg\), "
+                                         r"not these: is it the corrections file of another match\?"):
+        check_pages(kept, [other / "page-001.jpg", other / "page-002.jpg"], "m.corrections.json")
+    # Page 2 scanned again: applied, with a note naming it.
+    note = check_pages(kept, [one, other / "page-002.jpg"], "m.corrections.json")
+    assert note == ("corrections: m.corrections.json was made on pages that differ from these (page-002.jpg): "
+                    "check the corrected turns of those pages")
+    assert "some are not given" in (check_pages(kept, [one], "m.corrections.json") or "")
+    # A file that records no pages (version 2, or a `solve` report's review) is not checked.
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"format": "digitise-corrections", "version": 2, "corrections": {"1:2": "double"}}))
+    assert check_pages(load_corrections_file(bare), [other / "page-001.jpg"], bare) is None
+
+
+@pytest.mark.parametrize(("pages", "where", "reason"), [
+    ('{"file": "a.jpg"}', "$.pages[0]", "must be"),
+    ('{"file": "", "bytes": 3}', "$.pages[0].file", "a file's name"),
+    ('{"file": "x/a.jpg", "bytes": 3}', "$.pages[0].file", "a file's name"),
+    ('{"file": "a.jpg", "bytes": -1}', "$.pages[0].bytes", ""),
+    ('{"file": "a.jpg", "bytes": true}', "$.pages[0].bytes", ""),
+])
+def test_a_malformed_pages_part_is_named(tmp_path: Path, pages: str, where: str, reason: str) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"format": "digitise-corrections", "version": 3, "pages": [' + pages + '], "corrections": {}}')
+    with pytest.raises(InputError) as caught:
+        load_corrections_file(path)
+    assert where in str(caught.value) and reason in str(caught.value)
+    path.write_text('{"format": "digitise-corrections", "version": 2, "pages": [], "corrections": {}}')
+    with pytest.raises(InputError, match=r"\$\.pages.*version 2 files have no pages part"):
+        load_corrections_file(path)
 
 
 def test_match_header_round_trips_and_version_1_files_still_read(tmp_path: Path) -> None:
