@@ -748,6 +748,16 @@ def _kept(error: DigitiseError) -> DigitiseError:
     return error
 
 
+#: A board with ink in this many cells records no turn (a turn writes at most four digits, and its centre):
+#: garbage decoded from damaged picture data, or a scribble.
+INKED_ALL_OVER = 12
+
+
+def _inked_all_over(reading: PageReading) -> bool:
+    """Whether some board of ``reading`` has ink in :data:`INKED_ALL_OVER` cells or more."""
+    return any(len(board.cells) >= INKED_ALL_OVER for board in reading.boards)
+
+
 def read_pages(
     paths: Iterable[str | Path],
     template: Template | str | Path | None = None,
@@ -802,8 +812,12 @@ def read_pages(
                                         exc.path, exc.where)
                     errors.append(_kept(exc))
                     continue
-                if item.damage is not None:
-                    notices.append(f"{item.source}: page {item.number}: {item.damage}; read as far as it decodes: "
+                # A PDF's damaged picture is decoded silently (PDFium patches it): looked for strictly only on a
+                # page with a board inked all over, which no turn writes.
+                damage = item.damage if item.damage is not None or not _inked_all_over(reading) \
+                    else picture_damage(item)
+                if damage is not None:
+                    notices.append(f"{item.source}: page {item.number}: {damage}; read as far as it decodes: "
                                    "check its turns")
                 if analysis.pending_text or "match_length" in reading.header:
                     headed += 1

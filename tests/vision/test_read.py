@@ -21,6 +21,7 @@ from digitise.vision.header import TESSERACT_MISSING, read_header
 from digitise.vision.images import PageImage, load_pages
 from digitise.vision.ink import ink_amount
 from digitise.vision.read import (
+    INKED_ALL_OVER,
     ReadOutcome,
     analyse_page,
     header_homographies,
@@ -508,3 +509,32 @@ def test_a_ruled_sheet_is_no_note_whatever_way_its_edges_run(tmp_path: Path) -> 
     assert isinstance(error, PageError)
     assert error.reason.startswith("no recording note found (no markers and no grid of boards)")
     assert "if it is a note, take it again holding the camera still" in error.reason
+
+
+def test_a_pdf_page_read_from_a_damaged_picture_is_noted(tmp_path: Path) -> None:
+    """PDFium decodes a damaged JPEG picture without a word. When what it makes of it is still found as a
+    note, its boards come out inked all over (every cell "written"), which no turn writes: the picture is
+    then looked into, and the damage noted, where before the solver only set the boards aside as "a page
+    missing, or one from another match?"."""
+    import random
+
+    samples = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light"
+    pictures = [Image.open(samples / name).convert("L") for name in ("page-001.jpg", "page-002.jpg")]
+    pictures[0].save(tmp_path / "two.pdf", save_all=True, append_images=pictures[1:], resolution=150.0)
+    data = bytearray((tmp_path / "two.pdf").read_bytes())
+    streams = [(m, data.index(b"endstream", m)) for m in range(len(data)) if data.startswith(b"stream", m)
+               and not data.startswith(b"endstream", m - 3)]
+    start, end = max(streams[1:], key=lambda s: s[1] - s[0])  # the second page's picture
+    rng = random.Random(0)
+    cut_from, cut_to = start + (end - start) * 2 // 10, start + (end - start) * 6 // 10
+    data[cut_from:cut_to] = bytes(rng.choice((0x00, 0x55, 0xAA)) for _ in range(cut_to - cut_from))
+    (tmp_path / "two.pdf").write_bytes(bytes(data))
+
+    outcome = read_pages([tmp_path / "two.pdf"], header=False)
+    assert len(outcome.readings.pages) == 2 and not outcome.errors
+    assert max(len(board.cells) for board in outcome.readings.pages[1].boards) >= INKED_ALL_OVER
+    notice = (f"{tmp_path / 'two.pdf'}: page 2: the data of the page's JPEG picture is damaged (Corrupt JPEG data: "
+              "premature end of data segment); read as far as it decodes: check its turns")
+    assert outcome.notices == (notice,)
+    # A sound page has no board near that: the strict look (a third of rendering the page) is not paid.
+    assert max(len(board.cells) for board in outcome.readings.pages[0].boards) < INKED_ALL_OVER // 2
