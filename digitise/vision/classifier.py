@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,12 +158,22 @@ def read_model_info(model: Path) -> ModelInfo:
         raise InputError(f"bad model metadata: {exc}", model.with_suffix(".json")) from exc
 
 
+#: The environment variables that turn onnxruntime's telemetry off (the first as 1.32 reads it, the second as later
+#: releases do), each set to 1 unless the user set it.
+TELEMETRY_OPT_OUTS = ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")
+
+
 def open_onnx(path: Path) -> tuple[Any, str]:
     """An onnxruntime session on one CPU thread, and its input's name; InputError if unusable.
 
     One thread and sequential execution: pages are read in parallel by worker
     processes, not threads, and the same input must give the same output bytes.
     """
+    # onnxruntime 1.2x on Linux sends usage events and keeps a device id under ~/.cache/Microsoft unless told
+    # not to before it starts (and warns on every run where HOME is not writable). digitise reads sheets
+    # offline; a user who wants the telemetry can still set the variable to 0.
+    for opt_out in TELEMETRY_OPT_OUTS:
+        os.environ.setdefault(opt_out, "1")
     import onnxruntime as ort  # a runtime dependency, imported late so tests can fake the models
 
     options = ort.SessionOptions()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -92,3 +93,20 @@ def test_missing_or_broken_model_is_a_clear_error(tmp_path: Path) -> None:
 def test_ink_percentile_is_numpys_percentile_to_the_bit(n: int, percent: float, dtype: type, seed: int) -> None:
     values = np.random.default_rng(seed).random(n).astype(dtype)
     assert ink_percentile(values.copy(), percent) == float(np.percentile(values, percent))
+
+
+def test_reading_leaves_nothing_in_the_users_home(tmp_path: Path) -> None:
+    """onnxruntime on Linux keeps a telemetry device id under ~/.cache/Microsoft, and warns on every run
+    where it cannot: digitise turns its telemetry off before it starts (a user may still set it on)."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    page = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
+    done = subprocess.run([sys.executable, "-m", "digitise.cli", "read", str(page), "-o", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=300, check=False, env={**env, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert not done.stderr, done.stderr
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == []
