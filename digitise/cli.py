@@ -466,7 +466,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
                            overwrite=force)
     _problems(summary.skipped, summary.notes)
-    click.echo(f"{summary.output}: {summary.pages} pages read, {len(summary.skipped)} skipped")
+    click.echo(f"{summary.output}: {_count(summary.pages, 'page')} read, {len(summary.skipped)} skipped")
     raise SystemExit(int(summary.exit_code))
 
 

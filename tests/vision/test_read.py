@@ -193,6 +193,7 @@ def test_cli_read_writes_good_pages_and_exits_3(a4: Template, tmp_path: Path, mo
     # Written without the bad page: "look at this", as scan says it.
     assert result.exit_code == 1, result.output
     assert f"{bad}" in result.output and "truncated" in result.output
+    assert f"{out}: 1 page read, 1 skipped" in result.stdout.splitlines()
     readings = load_readings(out)
     assert [p.source for p in readings.pages] == [str(good)]
     assert json.loads(out.read_text())["pages"][0]["header"]["method"]["value"] == "markers"
