@@ -28,11 +28,14 @@ to :data:`MAX_BODY` bytes and must be ``application/json``.
 from __future__ import annotations
 
 import errno
+import functools
+import ipaddress
 import json
 import logging
 import mimetypes
 import re
 import socket
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,7 +58,6 @@ STATIC_FILES = {"index.html": "text/html", "review.js": "text/javascript", "revi
 SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp", "image/webp", "application/pdf",
                              "application/json"})
 MAX_BODY = 16 * 1024
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 _CROP = re.compile(r"^/api/crop/([0-9]{1,4})/([0-9]{1,2})\.png$")
 #: A match of a folder: /m/N, then its own paths.
@@ -65,6 +67,25 @@ _POINT = re.compile(r"[0-9]{1,2}")
 #: A Host header: a name or [IPv6 address], then an optional port; nothing else ("127.0.0.1:1@evil.com").
 _HOST = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))(?::[0-9]{1,5})?")
 _POSITION_ID = re.compile(r"^[A-Za-z0-9+/]{14}$")
+
+
+def _is_address(name: str) -> bool:
+    """Whether ``name`` is an IP address written out (no name to rebind)."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def _own_names() -> frozenset[str]:
+    """The names a browser may use for this machine: ``localhost`` and its host names."""
+    names = {"localhost", "localhost.localdomain"}
+    for found in (socket.gethostname(), socket.getfqdn()):
+        if found:
+            names.add(found.lower().rstrip("."))
+    return frozenset(names)
 
 
 class RequestError(Exception):
@@ -87,6 +108,12 @@ class ReviewServer(ThreadingHTTPServer):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), ReviewHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its answer (an error answer most often) is nobody to tell: no traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
@@ -145,14 +172,19 @@ class ReviewHandler(BaseHTTPRequestHandler):
         self._json(status, {"error": message}, extra)
 
     def _check_host(self) -> None:
-        """Refuse requests addressed to another host name (DNS rebinding) when serving on loopback."""
-        bound = str(self.server.server_address[0])
-        if bound not in LOOPBACK:
-            return
+        """Refuse requests addressed to a host name that is not this machine's (DNS rebinding).
+
+        A web page the user visits can have its own name resolve to this
+        server's address and then read and post here as "same origin"; its
+        requests still carry that name. An address (any: the server may be
+        shared on a network with ``--host``), ``localhost`` and this machine's
+        own names are this server; every other name is refused, whatever
+        address the server is bound to (127.0.0.2 and 0.0.0.0 were not checked).
+        """
         host = (self.headers.get("Host") or "").strip()
         found = _HOST.fullmatch(host)
         name = (found.group("v6") or found.group("name")) if found else None
-        if name not in LOOPBACK:
+        if name is None or not (_is_address(name) or name.lower().rstrip(".") in _own_names()):
             raise RequestError(HTTPStatus.FORBIDDEN, f"host {host!r} is not this review server")
 
     def _body(self) -> Any:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,35 @@ CHANGED_ELSEWHERE = ("the corrections were changed elsewhere (another review pag
 
 class CorrectionRefused(DigitiseError):
     """A correction that cannot be applied: illegal, not fitting the match, or naming no board."""
+
+
+@contextmanager
+def report_locked(report: Path) -> Iterator[None]:
+    """Held while a session checks the corrections file, re-solves and saves: exclusive among processes.
+
+    Two review servers of one report (its own page and its folder's, say)
+    each checked the file, solved for half a second, then saved: both
+    answered "saved", and the later save undid the earlier one unseen. With
+    the lock the later one finds the file changed and says so. A lock on the
+    report (which a review never rewrites) via ``flock``; where there is none
+    (not POSIX) or the report cannot be opened, the check alone guards.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        handle = open(report, "rb")  # noqa: SIM115 - held across the yield
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class ChangedElsewhere(CorrectionRefused):
@@ -771,6 +801,12 @@ class ReviewSession:
         changed since this session read or wrote it (another review page of
         the same report, or a hand edit): saving would undo that change unseen.
         """
+        with report_locked(self.report_path):
+            return self._resolve_locked(updated, header, changed)
+
+    def _resolve_locked(self, updated: Corrections, header: MatchHeader | None,
+                        changed: tuple[int, int] | None) -> list[dict[str, Any]]:
+        """:meth:`_resolve` with the report locked against other review servers (:func:`report_locked`)."""
         self._check_disk()
         header = self.header if header is None else header
         if self.solver is not None and self.readings is not None:

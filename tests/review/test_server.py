@@ -135,6 +135,58 @@ def test_foreign_host_header_refused(review_server: ReviewServer) -> None:
         assert request(review_server, "GET", "/api/state", headers={"Host": host})[0] == 200, host
 
 
+@pytest.mark.parametrize("bind", ["127.0.0.2", "0.0.0.0"])
+def test_foreign_host_header_refused_whatever_address_is_bound(sample_report: Path, bind: str) -> None:
+    """DNS rebinding was only checked when bound to 127.0.0.1, localhost or ::1: bound to another loopback
+    address, or shared with --host 0.0.0.0, any web page could rebind its name here and post corrections."""
+    import socket
+
+    from digitise.review.session import ReviewSession
+
+    server = ReviewServer(ReviewSession(sample_report, resolve=False), bind, 0)
+    server.start_in_thread()
+    try:
+        port = server.server_address[1]
+        target = "127.0.0.2" if bind == "127.0.0.2" else "127.0.0.1"
+        connection = http.client.HTTPConnection(target, port, timeout=10)
+
+        def status_for(host: str, method: str = "GET") -> int:
+            body = json.dumps({"players": ["Evil", "Site"]}).encode() if method == "POST" else None
+            headers = {"Host": host, "Content-Type": "application/json", "Origin": f"http://{host}"}
+            connection.request(method, "/api/state" if method == "GET" else "/api/match", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            return response.status
+
+        assert status_for(f"evil.example:{port}") == 403
+        assert status_for(f"evil.example:{port}", "POST") == 403
+        assert not corrections_path(sample_report).exists()
+        for host in (f"{target}:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}", f"192.168.1.20:{port}"):
+            assert status_for(host) == 200, host
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_client_that_hangs_up_before_its_answer_leaves_no_traceback(
+        review_server: ReviewServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """Each error answer written to a closed connection printed a traceback on the terminal (134 of them for
+    600 dropped connections); the server went on, but the terminal was buried."""
+    import socket
+    import time
+
+    host, port = review_server.server_address[:2]
+    for line in (b"GET /api/state HTTP/1.1\r\nHost: evil.example\r\n\r\n", b"GET /nonexistent HTTP/1.1\r\n\r\n",
+                 b"FOO / HTTP/1.1\r\n\r\n"):
+        for _ in range(5):
+            with socket.create_connection((str(host), int(port))) as client:
+                client.sendall(line)
+    time.sleep(0.5)
+    assert request(review_server, "GET", "/api/state")[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_legal_correction_is_saved_atomically_next_to_the_report(
     review_server: ReviewServer, sample_report: Path
 ) -> None:

@@ -571,3 +571,37 @@ def test_each_candidate_sends_the_correction_that_forces_it(candidate: dict[str,
     assert candidate_correction(candidate) == correction
     if correction is not None:
         parse_correction(correction)  # the solver's correction language takes it
+
+
+def test_two_review_servers_of_one_report_never_both_save(solved_sample: tuple[Path, str]) -> None:
+    """A match's own review page and its folder's page are two processes on one corrections file: each
+    checked the file, solved, then saved, and both answered "saved" while the later save undid the earlier.
+    Now one saves and the other finds the file changed (and says so): what was answered saved is in it."""
+    import threading
+
+    from digitise.review.session import ChangedElsewhere
+    from digitise.solve.corrections import load_corrections_file
+
+    report, _ = solved_sample
+    first, second = ReviewSession(report), ReviewSession(report)
+    outcome: dict[str, str] = {}
+
+    def attempt(name: str, change: Any) -> None:
+        try:
+            change()
+            outcome[name] = "saved"
+        except ChangedElsewhere:
+            outcome[name] = "changed elsewhere"
+
+    threads = [threading.Thread(target=attempt, args=("move", lambda: first.correct(TRUE_PLAY))),
+               threading.Thread(target=attempt, args=("names", lambda: second.set_header({"players": ["Zed", "Yan"]})))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcome.values()) == ["changed elsewhere", "saved"], outcome
+    saved = load_corrections_file(corrections_path(report))
+    if outcome["move"] == "saved":
+        assert saved.boards == {(1, 3): "51: 22/21 8/3"} and saved.header.players is None
+    else:
+        assert saved.boards == {} and saved.header.players == ("Zed", "Yan")
