@@ -105,6 +105,8 @@ class ReviewServer(ThreadingHTTPServer):
     def __init__(self, reviewed: ReviewSession | ReviewFolder, host: str = "127.0.0.1", port: int = 0) -> None:
         self.session = reviewed if isinstance(reviewed, ReviewSession) else None
         self.folder = reviewed if isinstance(reviewed, ReviewFolder) else None
+        # "[::1]", as a URL writes it, is the address ::1.
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), ReviewHandler)
@@ -119,7 +121,8 @@ class ReviewServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The address to open in a browser."""
         host, port = self.server_address[:2]
-        shown = "127.0.0.1" if host in ("0.0.0.0", "") else str(host)
+        # Bound to every address: this machine's own is the one to open here.
+        shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(str(host), str(host))
         if ":" in shown:
             shown = f"[{shown}]"
         return f"http://{shown}:{port}/"

@@ -38,6 +38,23 @@ def test_binds_to_loopback_by_default(review_server: ReviewServer) -> None:
     assert review_server.url.startswith("http://127.0.0.1:")
 
 
+@pytest.mark.parametrize(("bind", "shown"), [("::", "http://[::1]:"), ("[::1]", "http://[::1]:"),
+                                              ("0.0.0.0", "http://127.0.0.1:")])
+def test_an_ipv6_or_every_address_bind_gives_an_address_to_open(sample_report: Path, bind: str, shown: str) -> None:
+    """--host [::1] (as a URL writes it) was refused as an unknown name, and --host :: printed http://[::]:PORT/,
+    which no browser opens."""
+    from digitise.review.session import ReviewSession
+
+    try:
+        server = ReviewServer(ReviewSession(sample_report, resolve=False), bind, 0)
+    except OSError as exc:  # a machine without IPv6
+        pytest.skip(f"cannot bind {bind}: {exc}")
+    try:
+        assert server.url.startswith(shown), server.url
+    finally:
+        server.server_close()
+
+
 def test_page_and_static_files(review_server: ReviewServer) -> None:
     status, headers, body = request(review_server, "GET", "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
