@@ -260,7 +260,8 @@ DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} 
                  "later in the pile: the pages are out of order? Give them in order, or add --order header")
 #: A page between two whose numbers follow each other (each confirmed by its other neighbour): a page too many.
 #: Over the 192 piles of the saved end-to-end readings (seeds 9200-9347, medium and heavy) none is taken for
-#: one at GAP_SURE; of the same piles with a page of another pile put in at random, 166 are found.
+#: one at GAP_SURE; of the same piles with a page of another pile put in at random, 153 are found
+#: (`benchmarks/pile_order.py`).
 EXTRA_REASON = "this page sits between pages numbered {before} and {after}: a page from another match?"
 EXTRA_NOTE = ("pages: {where} sits between pages numbered {before} and {after}, which follow each other: is it from "
               "another match, or given twice? Its first turn is flagged, and the rest of the match rests on it")
