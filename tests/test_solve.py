@@ -1294,6 +1294,24 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
     assert compare(match, result.match, result.report).silent == 0
 
 
+def test_one_number_out_of_step_read_unsurely_is_a_misread_not_the_order() -> None:
+    """Pages 1-6 with the first page's "1" read "7" at 0.71 (seed 9321): every other number is in step with its
+    place, so a misread explains the pile as well as a page out of place does. Only a sure reading flags it."""
+    from digitise.solve import ORDER_ALONE_SURE, ORDER_SURE, _page_sequence
+
+    def pile(sure_first: float) -> Readings:
+        numbers = [(7, sure_first), (2, 0.98), (3, 1.0), (4, 0.84), (5, 0.95), (6, 0.96)]
+        return Readings(tuple(PageReading(f"p{k}.png", k, (), {"page": {"value": str(n), "confidence": c}})
+                              for k, (n, c) in enumerate(numbers, 1)))
+
+    assert ORDER_SURE < 0.71 < ORDER_ALONE_SURE
+    assert _page_sequence(pile(0.71))[3] == {} and _page_sequence(pile(0.71))[2] == []
+    assert list(_page_sequence(pile(0.95))[3]) == [1]  # read surely: page 7 put on top of the pile
+    # Two pages swapped are no single misread: flagged at the order's own bar.
+    assert list(_page_sequence(_numbered([2, 1, 3], sure=0.7))[3]) == [1]
+    assert list(_page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.7))[3]) == [3]
+
+
 def test_a_gap_is_placed_by_the_pages_place_in_the_pile_not_its_number() -> None:
     """Separate images each numbered page 1 (not renumbered): the gap's flag still falls after the gap."""
     if not MATCHES:

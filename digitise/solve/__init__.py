@@ -248,6 +248,9 @@ GAP_REASON = "the page numbers jump from {before} to {after} before this page: a
 #: true page unread); of the same piles with two neighbouring pages swapped, 212 seen at 0.6 (the others
 #: have too few numbers read).
 ORDER_SURE = 0.6
+#: How surely a page out of its place must be numbered when every other number read is in step with its place
+#: (then a misread of that one number explains the pile as well as a page out of place does).
+ORDER_ALONE_SURE = 0.9
 #: The reason on the first turn of the first page out of its place, and the match's note.
 ORDER_REASON = "the pages are out of order (their numbers read {numbers}): this one is numbered {number}"
 ORDER_NOTE = ("pages: the page numbers written ({numbers}) are each there once but out of order: the first turn of "
@@ -386,10 +389,15 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         start = lowest - next(k for k, n in placed if n == lowest) + 1
         at = next(k for k, n in placed if n - start + 1 != k)
         number = dict(placed)[at]
-        shown = "(" + ", ".join("?" if n is None or how < ORDER_SURE else str(n) for n, how in read) + ")"
-        marks.setdefault(at, ORDER_REASON.format(numbers=shown, number=number))
-        if not any("out of order?" in note for note in notes):
-            notes.append(ORDER_NOTE.format(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
+        # Where every other number read is in step with its place, this one number may be a misread, not a
+        # page out of place ("1" read "7" at 0.71 on the first of pages 1-6, seed 9321): it must then be sure.
+        steps = {n - k for k, n in placed if k != at}
+        misread = len(steps) == 1 and min(steps) + at >= 1
+        if not misread or read[at - 1][1] >= ORDER_ALONE_SURE:
+            shown = "(" + ", ".join("?" if n is None or how < ORDER_SURE else str(n) for n, how in read) + ")"
+            marks.setdefault(at, ORDER_REASON.format(numbers=shown, number=number))
+            if not any("out of order?" in note for note in notes):
+                notes.append(ORDER_NOTE.format(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
     for at, (before, after) in sorted(extra_pages(readings).items()):
         marks.setdefault(at, EXTRA_REASON.format(before=before, after=after))
         notes.append(EXTRA_NOTE.format(where=_pile_page(readings, at), before=before, after=after))
