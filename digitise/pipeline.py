@@ -145,11 +145,11 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections, roster=options.roster)
-    from digitise.solve.corrections import page_files
+    from digitise.solve.corrections import page_files, pages_to_json
 
     # The files' names and sizes: what the review page's corrections file records of the pages it was made on.
     extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors),
-                             "source_files": [{"file": name, "bytes": size} for name, size in page_files(pages)]}
+                             "source_files": pages_to_json(page_files(pages))}
     if scan_notes:
         result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
         # Notes of the scan, not of the solve: a re-solve on the review page carries them over.

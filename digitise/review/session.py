@@ -38,6 +38,7 @@ from digitise.solve.corrections import (
     corrections_path,
     header_from_json,
     load_corrections_file,
+    pages_from_json,
     place_from_request,
     save_corrections,
     unfitting,
@@ -398,7 +399,7 @@ class ReviewSession:
     def _made_on(self) -> list[tuple[str, int]]:
         """The page files the scan read, (name, size), for the corrections file: `scan --corrections` refuses
         it with other pages. Empty for a report that does not record them (an older scan, or `solve`)."""
-        return [(entry["file"], entry["bytes"]) for entry in self.report.get("source_files") or []]
+        return list(pages_from_json(self.report.get("source_files") or [], "$.source_files", self.report_path))
 
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
@@ -1076,10 +1077,11 @@ def _check_report(doc: dict[str, Any], path: Path) -> None:
         raise bad("$.scan_notes", "a note is not text")
     if any(not isinstance(s, str) for s in doc.get("sources") or []):
         raise bad("$.sources", "a source is not a file name")
-    if not isinstance(doc.get("source_files") or [], list) or any(
-            not isinstance(f, dict) or not isinstance(f.get("file"), str) or isinstance(f.get("bytes"), bool)
-            or not isinstance(f.get("bytes"), int) for f in doc.get("source_files") or []):
-        raise bad("$.source_files", 'not a list of {"file": NAME, "bytes": SIZE}')
+    try:
+        # As a corrections file's "pages" part, which the review copies them into.
+        pages_from_json(doc.get("source_files") or [], "$.source_files", path)
+    except InputError as exc:
+        raise bad(exc.where or "$.source_files", exc.reason) from None
     if any(not isinstance(s, dict) for s in doc.get("skipped") or []):
         raise bad("$.skipped", "an entry is not an object")
     length = doc.get("length")

@@ -284,6 +284,11 @@ def pages_from_json(doc: Any, where: str, path: str | Path) -> tuple[tuple[str, 
     return tuple(pages)
 
 
+def pages_to_json(pages: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
+    """(name, size) pairs as the ``"pages"`` part writes them (and a report's ``"source_files"``)."""
+    return [{"file": name, "bytes": size} for name, size in pages]
+
+
 def page_files(sources: Sequence[str | Path]) -> tuple[tuple[str, int], ...]:
     """The page files ``sources`` as a corrections file records them: (file name, size in bytes), once each.
 
@@ -347,7 +352,7 @@ def corrections_to_json(corrections: Mapping[tuple[int, int], str], report_name:
     """The corrections file's text: sorted, so the same corrections give the same bytes."""
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "report": report_name}
     if pages:
-        doc["pages"] = [{"file": name, "bytes": size} for name, size in pages]
+        doc["pages"] = pages_to_json(pages)
     if header.given:
         doc["match"] = header.to_json()
     if summary is not None:

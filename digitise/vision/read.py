@@ -814,8 +814,7 @@ def read_pages(
                     continue
                 # A PDF's damaged picture is decoded silently (PDFium patches it): looked for strictly only on a
                 # page with a board inked all over, which no turn writes.
-                damage = item.damage if item.damage is not None or not _inked_all_over(reading) \
-                    else picture_damage(item)
+                damage = picture_damage(item) if _inked_all_over(reading) else item.damage
                 if damage is not None:
                     notices.append(f"{item.source}: page {item.number}: {damage}; read as far as it decodes: "
                                    "check its turns")

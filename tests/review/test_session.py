@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,12 @@ def test_the_corrections_file_records_the_page_files_the_scan_read(solved_sample
     session = ReviewSession(report)
     session.uncorrect({"page": 1, "board": 3})
     assert json.loads(corrections_path(report).read_text())["pages"] == saved["pages"]
+    # Checked as the corrections file's part is, or the file it writes could not be read back.
+    for entry, where in (({"file": "scans/page-001.jpg", "bytes": 1}, "$.source_files[0].file"),
+                         ({"file": "page-001.jpg"}, "$.source_files[0]")):
+        report.write_text(json.dumps({**doc, "source_files": [entry]}))
+        with pytest.raises(InputError, match=rf"{re.escape(where)}: not a digitise report: must be"):
+            ReviewSession(report)
 
 
 def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> None:
