@@ -12,6 +12,7 @@ import functools
 import io
 import logging
 import os
+import re
 import shlex
 import signal
 import sys
@@ -53,6 +54,21 @@ OUTPUT_FILE = _OutputFile()
 PATH = click.Path(path_type=Path, readable=False)
 
 
+#: Characters that would break a message's one line (or hide part of it): C0 and C1 controls, DEL and
+#: Unicode's line and paragraph separators. A file may be named with any of them.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    r"""``text`` on one line: a newline or other control character in it (a file name's) shown as ``\n``, ``\x1b``."""
+    return _NOT_ONE_LINE.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+def _say(text: str) -> None:
+    """One line on stderr, whatever names it quotes: a line each is what scripts and logs read."""
+    click.echo(one_line(text), err=True)
+
+
 def _reports_errors(func: F) -> F:
     """Turn DigitiseError into a one-line message and its exit code: the one handler."""
 
@@ -65,17 +81,17 @@ def _reports_errors(func: F) -> F:
         except DigitiseError as exc:
             if verbose:
                 traceback.print_exc()
-            click.echo(f"digitise: error: {exc.message}", err=True)
+            _say(f"digitise: error: {exc.message}")
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo("digitise: interrupted", err=True)
+            _say("digitise: interrupted")
             ctx.exit(130)
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if verbose:
                 traceback.print_exc()
-            click.echo(f"digitise: internal error: {type(exc).__name__}: {exc} (rerun with -v)", err=True)
+            _say(f"digitise: internal error: {type(exc).__name__}: {exc} (rerun with -v)")
             ctx.exit(int(ExitCode.INTERNAL))
 
     return wrapper  # type: ignore[return-value]
@@ -145,13 +161,27 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
 def _tell(summary: ScanSummary) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
     _problems(summary.page_errors, summary.notes)
-    click.echo(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
-               f"{_count(summary.turns, 'turn')}, {summary.flagged} flagged for review")
+    aside = f", {_count(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
+    click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
+                        f"{_count(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
+                        f"{aside}"))
     if summary.flagged and summary.report:
         click.echo(f"review them with: digitise review {shell_quoted(summary.report)}")
     elif summary.flagged:
         click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
     raise SystemExit(int(summary.exit_code))
+
+
+def _flags_said(flagged: int, set_aside: int, turns: int) -> str:
+    """A match's flags in words: "3 of 40 turns flagged", with the boards set aside apart ("" for none)."""
+    flagged_turns = flagged - set_aside
+    if not 0 <= flagged_turns <= turns:
+        # A report from before boards set aside were counted apart: its count holds both.
+        return f"{flagged} flagged ({_count(turns, 'turn')})" if flagged else ""
+    said = [f"{flagged_turns} of {_count(turns, 'turn')} flagged"] if flagged_turns else []
+    if set_aside:
+        said.append(f"{_count(set_aside, 'board')} set aside" + ("" if flagged_turns else f" ({_count(turns, 'turn')})"))
+    return ", ".join(said)
 
 
 def shell_quoted(path: str) -> str:
@@ -160,13 +190,18 @@ def shell_quoted(path: str) -> str:
     A name that is not UTF-8 (read from disk as it is, its odd bytes kept as
     surrogates) is written in bash's ``$'...'`` form with those bytes as
     ``\xHH``: printed as it is, it would show as ``\udcff`` and name no file.
+    So is a name with a newline or another control character in it, which
+    would break the command's line.
     """
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        raw = os.fsencode(path)
-        return "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
-    return shlex.quote(path)
+        pass
+    else:
+        if not _NOT_ONE_LINE.search(path):
+            return shlex.quote(path)
+    raw = os.fsencode(path)
+    return "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
 
 
 def _count(n: int, noun: str) -> str:
@@ -176,9 +211,9 @@ def _count(n: int, noun: str) -> str:
 def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
     """A match's skipped pages and notes on stderr, one line each (``match`` names it in a batch)."""
     for problem in page_errors:
-        click.echo(f"digitise: page skipped: {problem}", err=True)
+        _say(f"digitise: page skipped: {problem}")
     for note in notes:
-        click.echo(f"digitise: note: {match}{note}", err=True)
+        _say(f"digitise: note: {match}{note}")
 
 
 @cli.command()
@@ -230,14 +265,14 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
             bar.update(1)
         else:
             # A log (cron, a service): a plain line a page, so a long PDF is seen to go on.
-            click.echo(f"page {sum(counted.values())} of {pages_found} read ({name})", err=True)
+            _say(f"page {sum(counted.values())} of {pages_found} read ({name})")
 
     def progress(result: Any) -> None:
         ended.add(result.name)
         if bar is not None:
             bar.update(max(0, result.pages - counted.get(result.name, 0)))
         else:
-            click.echo(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})", err=True)
+            _say(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})")
 
     try:
         with _stopped_by_sigterm():
@@ -248,36 +283,34 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         if bar is not None:
             bar.close()
         left = stop.summary.counts.get("interrupted", 0)
-        click.echo(f"digitise: interrupted: {left} match{'' if left == 1 else 'es'} not converted (listed in "
-                   f"{summary_path(output_dir)}); the same command again converts them and skips the rest",
-                   err=True)
+        _say(f"digitise: interrupted: {left} match{'' if left == 1 else 'es'} not converted (listed in "
+             f"{summary_path(output_dir)}); the same command again converts them and skips the rest")
         raise SystemExit(130) from None
     if bar is not None:
         bar.close()
     written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
-    click.echo(", ".join(f"{n} {s}" for s, n in summary.counts.items()) + f" in {summary.seconds:.1f} s{written}")
+    click.echo(one_line(", ".join(f"{n} {s}" for s, n in summary.counts.items())
+                        + f" in {summary.seconds:.1f} s{written}"))
     to_review = 0
     for r in summary.results:
         if r.status == "failed":
-            click.echo(f"digitise: failed: {r.reason}", err=True)
+            _say(f"digitise: failed: {r.reason}")
         elif r.needs_review:
-            # Flags count boards set aside as well as turns: "3 of 40 turns" only when they are all turns.
-            turns = (f"{r.flagged} of {_count(r.turns, 'turn')} flagged; " if 0 < r.flagged <= r.turns
-                     else f"{r.flagged} flagged ({_count(r.turns, 'turn')}); " if r.flagged else "")
+            turns = _flags_said(r.flagged, r.set_aside, r.turns)
+            turns = f"{turns}; " if turns else ""
             before = " (converted before)" if r.status == "skipped" else ""
-            click.echo(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review "
-                       f"{shell_quoted(str(r.report))}", err=True)
+            _say(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review "
+                 f"{shell_quoted(str(r.report))}")
             to_review += 1
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     if to_review > 1:
-        click.echo(f"digitise: review all {to_review} flagged matches from one page: digitise review "
-                   f"{shell_quoted(str(output_dir))}", err=True)
+        _say(f"digitise: review all {to_review} flagged matches from one page: digitise review "
+             f"{shell_quoted(str(output_dir))}")
     if summary.loose_pages > 1:
-        click.echo(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
-                   "converted as a match of its own; put the pages of one match in a sub-folder of their own",
-                   err=True)
+        _say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
+             "converted as a match of its own; put the pages of one match in a sub-folder of their own")
     if summary.summary_error is not None:
-        click.echo(f"digitise: error: {summary.summary_error.message}", err=True)
+        _say(f"digitise: error: {summary.summary_error.message}")
     raise SystemExit(int(summary.exit_code))
 
 
@@ -330,7 +363,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
     if output is None:
         raise click.UsageError("give -o FILE.pdf or -o FILE.png (or --json)")
     written = write_template(geometry, output, dpi=dpi, overwrite=force)
-    click.echo(f"{written}: {geometry.name} note, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm", err=True)
+    _say(f"{written}: {geometry.name} note, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
 
 
 @cli.command()
@@ -357,20 +390,20 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
     if server.session is not None:
         mat = server.session.mat_path()
         written = f" and written into {mat}" if mat is not None else ""
-        click.echo(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}{written}; "
-                   "Ctrl-C to stop)", err=True)
+        _say(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}{written}; "
+             "Ctrl-C to stop)")
     elif server.folder is not None:
         count = len(server.folder.reports)
-        click.echo(f"Review page: {server.url}  ({count} {'match' if count == 1 else 'matches'} in "
-                   f"{server.folder.folder}; each one's corrections saved beside its report and written into "
-                   "its .mat; Ctrl-C to stop)", err=True)
+        _say(f"Review page: {server.url}  ({count} {'match' if count == 1 else 'matches'} in "
+             f"{server.folder.folder}; each one's corrections saved beside its report and written into "
+             "its .mat; Ctrl-C to stop)")
     if host in ("0.0.0.0", "::", ""):
         import socket
 
-        click.echo(f"listening on every address of this machine: from another one, open "
-                   f"http://{socket.gethostname()}:{server.server_address[1]}/", err=True)
+        _say(f"listening on every address of this machine: from another one, open "
+             f"http://{socket.gethostname()}:{server.server_address[1]}/")
     for message in server.session.messages if server.session is not None else ():
-        click.echo(f"note: {message}", err=True)
+        _say(f"note: {message}")
     if not no_browser:
         import webbrowser
 
@@ -430,12 +463,12 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    augment=augment, elastic=elastic, second=second,
                                                    overwrite=force),
-                                    progress=lambda line: click.echo(line, err=True))
+                                    progress=_say)
         for kind, figures in net_report.figures.items():
             val = figures["validation"]
             click.echo(f"{kind}: validation cells top-1 {val['top1']:.2%}, top-3 {val['top3']:.2%}, "
                        f"ECE {val['ece_top1']:.3f}")
-        click.echo("wrote " + ", ".join(str(p) for p in net_report.models))
+        click.echo(one_line("wrote " + ", ".join(str(p) for p in net_report.models)))
         return
     from digitise.training.train import GLYPH_EPOCHS, TrainOptions, train_classifier
 
@@ -443,7 +476,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                            seed=seed,
                                            cells=cells, jobs=jobs, overwrite=force))
     test = report.figures["test_clean_glyphs"]
-    click.echo(f"wrote {report.model} and {report.metadata}")
+    click.echo(one_line(f"wrote {report.model} and {report.metadata}"))
     click.echo(f"held-out TEST glyphs: digits 1-6 {test['digits_1_6']['accuracy']:.2%}, "
                f"0-9 {test['digits_0_9']['accuracy']:.2%}, ECE {test['digits_0_9']['ece']:.3f}")
 
@@ -466,7 +499,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
                            overwrite=force)
     _problems(summary.skipped, summary.notes)
-    click.echo(f"{summary.output}: {_count(summary.pages, 'page')} read, {len(summary.skipped)} skipped")
+    click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')} read, {len(summary.skipped)} skipped"))
     raise SystemExit(int(summary.exit_code))
 
 
@@ -494,7 +527,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
     written = write_synth(match_file, output_dir, paper=paper, seed=seed, degrade=degrade, glyphs=glyphs,
                           fmt=fmt, overwrite=force, dpi=dpi, names_boards=names_boards)
     pages = sum(1 for p in written if p.name.endswith(".truth.json"))
-    click.echo(f"{output_dir}: {pages} pages ({degrade}, seed {seed})", err=True)
+    _say(f"{output_dir}: {pages} pages ({degrade}, seed {seed})")
 
 
 @cli.command("solve")
@@ -582,13 +615,13 @@ def main() -> None:
         code = cli.main(prog_name="digitise", standalone_mode=False)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx is not None else "digitise"
-        click.echo(f"digitise: usage error: {exc.format_message()} (see `{command} -h`)", err=True)
+        _say(f"digitise: usage error: {exc.format_message()} (see `{command} -h`)")
         sys.exit(int(ExitCode.USAGE))
     except click.ClickException as exc:
-        click.echo(f"digitise: error: {exc.format_message()}", err=True)
+        _say(f"digitise: error: {exc.format_message()}")
         sys.exit(exc.exit_code)
     except click.Abort:
-        click.echo("digitise: aborted", err=True)
+        _say("digitise: aborted")
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 

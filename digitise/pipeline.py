@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -78,6 +78,9 @@ class ScanSummary:
     games: int
     turns: int
     flagged: int
+    #: Of ``flagged``, the boards set aside (recording no turn of the match: a blank board inside a game, a
+    #: page of another match); the rest are turns.
+    set_aside: int = 0
     #: Pages that could not be read: "file: page N: reason".
     page_errors: tuple[str, ...] = ()
     #: Doubts about the whole match (a length or names made up, nothing recorded).
@@ -96,8 +99,16 @@ class ScanSummary:
         return cls(output=str(output), report=str(report) if report else None, pages=pages,
                    games=int(summary["games"]), turns=int(summary["turns"]),
                    # Turns and boards set aside alike: what the review page will list.
-                   flagged=int(summary["flagged"]), page_errors=page_errors,
+                   flagged=int(summary["flagged"]), set_aside=_set_aside(summary), page_errors=page_errors,
                    notes=tuple(result.report.get("notes", ())))
+
+
+def _set_aside(summary: Mapping[str, Any]) -> int:
+    """The boards set aside of a report's summary (0 for a report written before it said)."""
+    try:
+        return max(0, int(summary.get("set_aside", 0)))
+    except (TypeError, ValueError):
+        return 0
 
 
 #: Allocations between two collections of Python's youngest generation (its default is 700). Reading
@@ -571,6 +582,8 @@ class JobResult:
     reason: str = ""
     turns: int = 0
     flagged: int = 0
+    #: Of ``flagged``, the boards set aside (see :attr:`ScanSummary.set_aside`).
+    set_aside: int = 0
     seconds: float = 0.0
     page_errors: tuple[str, ...] = field(default=())
     #: Doubts about the whole match (see :attr:`ScanSummary.notes`).
@@ -756,7 +769,8 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     # The pages as read: a damaged TIFF or PDF may hold more than could be counted before reading it.
     pages = max(job.page_count, summary.pages + len(summary.page_errors))
     return JobResult(job.name, status, pages, turns=summary.turns, flagged=summary.flagged,
-                     seconds=time.perf_counter() - start, page_errors=summary.page_errors, notes=summary.notes,
+                     set_aside=summary.set_aside, seconds=time.perf_counter() - start,
+                     page_errors=summary.page_errors, notes=summary.notes,
                      report=str(job.report))
 
 
@@ -1103,7 +1117,8 @@ def _converted_before(job: Job) -> JobResult:
         # What the first run said of the match's pages and doubts stays in the summary a re-run writes.
         errors = tuple(str(e) for e in doc.get("page_errors", ()) if isinstance(e, str))
         notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
-        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]), report=str(job.report),
+        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]),
+                       set_aside=_set_aside(summary), report=str(job.report),
                        page_errors=errors, notes=notes)
     except DigitiseError as exc:
         # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.

@@ -700,17 +700,35 @@ def test_a_note_in_a_format_it_cannot_be_printed_in_is_a_usage_error(tmp_path: P
     assert not (tmp_path / "note.jpg").exists()
 
 
-def _converted_before(tmp_path: Path, *names: str, flagged: int = 3) -> tuple[Path, Path]:
+def _converted_before(tmp_path: Path, *names: str, flagged: int = 3,
+                      summary: dict[str, int] | None = None) -> tuple[Path, Path]:
     """An input folder of matches (one page each, never read) and an output folder where each was converted
-    before: its .mat and a report of 40 turns, ``flagged`` of them flagged. Returns (scans, out)."""
+    before: its .mat and a report of 40 turns, ``flagged`` of them flagged (or with ``summary``). Returns
+    (scans, out)."""
     scans, out = tmp_path / "scans", tmp_path / "out"
     out.mkdir()
     for name in names:
         (scans / name).mkdir(parents=True)
         (scans / name / "p1.png").write_bytes(b"never read: converted before")
         (out / f"{name}.mat").write_text("done\n")
-        (out / f"{name}.report.json").write_text(json.dumps({"summary": {"turns": 40, "flagged": flagged}}))
+        (out / f"{name}.report.json").write_text(json.dumps({"summary": summary or {"turns": 40, "flagged": flagged}}))
     return scans, out
+
+
+@pytest.mark.parametrize(("summary", "said"), [
+    ({"turns": 40, "flagged": 11, "set_aside": 8}, "3 of 40 turns flagged, 8 boards set aside"),
+    ({"turns": 1, "flagged": 8, "set_aside": 8}, "8 boards set aside (1 turn)"),
+    ({"turns": 40, "flagged": 1, "set_aside": 1}, "1 board set aside (40 turns)"),
+    # A report from before boards set aside were counted apart.
+    ({"turns": 1, "flagged": 8}, "8 flagged (1 turn)"),
+])
+def test_a_batch_tells_turns_flagged_from_boards_set_aside(tmp_path: Path, summary: dict[str, int], said: str) -> None:
+    scans, out = _converted_before(tmp_path, "m1", summary=summary)
+    result = run("batch", scans, "-o", out, "--jobs", "1")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert (f"digitise: flagged: m1 (converted before): {said}; review with: digitise review "
+            f"{out / 'm1.report.json'}") in result.stderr.splitlines()
+    assert json.loads((out / "summary.json").read_text())["jobs"][0]["set_aside"] == summary.get("set_aside", 0)
 
 
 def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> None:
@@ -1062,7 +1080,8 @@ def test_a_batch_re_run_names_a_corrections_file_it_cannot_read(tmp_path: Path) 
                for line in result.stderr.splitlines()), result.stderr
 
 
-@pytest.mark.parametrize("name", [b"plain.report.json", b"it's a \\ name.json", b"caf\xe9 \xff.report.json"])
+@pytest.mark.parametrize("name", [b"plain.report.json", b"it's a \\ name.json", b"caf\xe9 \xff.report.json",
+                                  b"two\nlines\t.report.json"])
 def test_a_path_printed_for_copying_names_the_file_in_a_shell(tmp_path: Path, name: bytes) -> None:
     """The review command printed after a scan or batch names the file when pasted into a shell, a name that
     is not UTF-8 too (printed as Python holds it, it showed as \\udcff and named nothing)."""
@@ -1080,7 +1099,24 @@ def test_a_path_printed_for_copying_names_the_file_in_a_shell(tmp_path: Path, na
         pass
     quoted = shell_quoted(os.fsdecode(target))
     quoted.encode("ascii" if b"\xe9" in name else "utf-8")  # printable as it is
+    assert "\n" not in quoted and "\t" not in quoted  # on one line
     assert subprocess.run([shell, "-c", f"test -e {quoted}"], check=False).returncode == 0
+
+
+def test_a_file_named_with_a_newline_is_named_on_one_line(tmp_path: Path) -> None:
+    """Every message is one line, which scripts and logs read a line at a time: a newline (or an escape
+    sequence) in a file's name is shown escaped."""
+    bad = tmp_path / "page\none\x1b[2J.png"
+    bad.write_text("not a picture")
+    assert_one_error(run("scan", bad, "-o", tmp_path / "m.mat"), ExitCode.BAD_INPUT,
+                     "page\\none\\x1b[2J.png: not an image or PDF")
+    scans = tmp_path / "scans"
+    (scans / "m1").mkdir(parents=True)
+    (scans / "m1" / "p\n1.png").write_text("not a picture")
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    failed = [line for line in result.stderr.splitlines() if line.startswith("digitise: failed:")]
+    assert len(failed) == 1 and "p\\n1.png" in failed[0], result.stderr
 
 
 def test_a_two_sided_scan_gives_the_match_of_its_fronts_and_names_each_back(tmp_path: Path) -> None:

@@ -193,6 +193,13 @@ def test_page_from_another_match_is_flagged_not_fatal(model: Path, tmp_path: Pat
     read_mat_strict(scanned.mat)  # a valid match all the same
     doc = scanned.report_doc()
     assert doc["summary"]["flagged"] > 0
+    # The summary line tells turns flagged from boards set aside (it once gave "8 flagged" of a 1-turn match).
+    set_aside = sum(1 for s in doc["skipped"] if s["flagged"])
+    assert doc["summary"]["set_aside"] == set_aside
+    flagged_turns = sum(1 for g in doc["games"] for t in g["turns"] if t["flagged"])
+    assert flagged_turns + set_aside == doc["summary"]["flagged"]
+    aside = f", {set_aside} board{'' if set_aside == 1 else 's'} set aside" if set_aside else ""
+    assert f"{doc['summary']['turns']} turns, {flagged_turns} flagged for review{aside}" in scanned.stdout
     # Every turn of the real match is still right or flagged; the stranger's boards never pass silently.
     got = scanned.compared_with(SAMPLES / "chen-dana.mat")
     assert got.silent == 0, got.differences

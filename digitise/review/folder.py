@@ -77,6 +77,12 @@ class ReviewFolder:
         cold: list[ReviewSession] = []
         with self._lock:
             known = self._sessions.get(number)
+        if known is not None and known.rescanned():
+            # Made again after a new scan of the match, outside the folder's lock like a first one.
+            renewed = known.renewed()
+            with self._lock:
+                if self._sessions.get(number) is known:
+                    self._sessions[number] = renewed
         if known is None:
             # Made outside the folder's lock: solving a long match takes seconds, and the list and the
             # other matches must not wait for it. Two first requests at once both solve; one is kept

@@ -105,6 +105,8 @@ class ReviewServer(ThreadingHTTPServer):
     def __init__(self, reviewed: ReviewSession | ReviewFolder, host: str = "127.0.0.1", port: int = 0) -> None:
         self.session = reviewed if isinstance(reviewed, ReviewSession) else None
         self.folder = reviewed if isinstance(reviewed, ReviewFolder) else None
+        #: Held while the session is looked at and made again after a new scan: one request makes it.
+        self.renewing = threading.Lock()
         # "[::1]", as a URL writes it, is the address ::1.
         host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
         if ":" in host:
@@ -278,7 +280,10 @@ class ReviewHandler(BaseHTTPRequestHandler):
     def _session_for(self, path: str) -> tuple[ReviewSession | None, str]:
         """The session a path is for and the path within it; (None, path) for the folder's own pages."""
         if self.server.session is not None:
-            return self.server.session, path
+            with self.server.renewing:
+                # Made again after a new scan of the match (see ReviewSession.renewed).
+                self.server.session = self.server.session.renewed()
+                return self.server.session, path
         folder = self.server.folder
         found = _MATCH.match(path)
         if folder is None or found is None:

@@ -94,6 +94,22 @@ class ChangedElsewhere(CorrectionRefused):
     """Refused because the corrections file changed since the page loaded it: the page should load it again."""
 
 
+#: Why a change is refused when the match was scanned again under the page.
+RESCANNED = ("the match was scanned again since this page loaded it (its report or readings changed): reload the "
+             "page to review the new scan; nothing was changed here")
+
+
+def file_stamp(path: Path | None) -> tuple[int, int, int] | None:
+    """What tells a file rewritten (digitise writes by rename, so a new inode): inode, mtime, size; None if absent."""
+    if path is None:
+        return None
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_ino, found.st_mtime_ns, found.st_size)
+
+
 @dataclass(frozen=True, slots=True)
 class BoardSource:
     """Where one board's picture is: the page image file, which page of it, and the board's pixel box."""
@@ -292,10 +308,17 @@ class ReviewSession:
         :class:`InputError` for a bad report, readings or corrections file,
         including corrections that no longer fit the scan.
         """
+        #: How this session was made: :meth:`fresh` makes it again after a new scan.
+        self._made_with = (report_path, readings_path, learn_dir, solver, resolve)
         self.report_path = Path(report_path).resolve()
         self.root = self.report_path.parent
+        self._report_stamp = file_stamp(self.report_path)
         self.report = self._load_report(self.report_path)
         self.readings_path = self._find_readings(readings_path)
+        self._readings_stamp = file_stamp(self.readings_path)
+        #: The files' stamps when a new scan was last tried (:meth:`renewed`), and why it could not be loaded.
+        self._rescan_tried: tuple[object, object] | None = None
+        self._rescan_problem: str | None = None
         self.readings = self._load_readings(self.readings_path) if self.readings_path else None
         # The readings never change during a session: their boards and images are looked up once.
         self._boards: dict[tuple[int, int], BoardSource] | None = None
@@ -465,6 +488,11 @@ class ReviewSession:
     def _disk_problem(self) -> str | None:
         """Take the corrections file as it is when it changed on disk since it was read or written (a hand
         edit); what is wrong with it when it cannot be taken, None when nothing is."""
+        if self.rescanned():
+            # Only a session whose new scan could not be loaded is still asked (see renewed()).
+            why = f": {self._rescan_problem}" if self._rescan_problem else ""
+            return (f"the match was scanned again since this page loaded it, and the new scan cannot be reviewed"
+                    f"{why}; the page shows the old scan, and nothing can be changed")
         if self._disk_text() == self._disk:
             return None
         try:
@@ -607,10 +635,48 @@ class ReviewSession:
                 self._pages.pop(next(iter(self._pages)))
         return image
 
+    def rescanned(self) -> bool:
+        """Whether the report or its readings were written again since this session loaded them (a new scan)."""
+        return (file_stamp(self.report_path) != self._report_stamp
+                or (self.readings_path is not None and file_stamp(self.readings_path) != self._readings_stamp))
+
+    def fresh(self) -> ReviewSession:
+        """This report's session made again from the files as they are now (after :meth:`rescanned`).
+
+        Raises :class:`DigitiseError` as the constructor does: the new scan's
+        files cannot be read, or the saved corrections do not fit it.
+        """
+        report_path, readings_path, learn_dir, solver, resolve = self._made_with
+        return ReviewSession(report_path, readings_path=readings_path, learn_dir=learn_dir, solver=solver,
+                             resolve=resolve)
+
+    def renewed(self) -> ReviewSession:
+        """This session, or one made again when the match was scanned again since it loaded (:meth:`fresh`).
+
+        A review page left open over a new scan (``scan --force``) showed the
+        old scan's boards and crops, and its next correction wrote the old
+        readings, re-solved, over the new ``.mat``. When the new scan cannot
+        be loaded (half written, or the saved corrections do not fit it),
+        this session is kept: its page says why and it refuses changes. Each
+        new state of the files is tried once.
+        """
+        stamps = (file_stamp(self.report_path), file_stamp(self.readings_path))
+        if not self.rescanned() or stamps == self._rescan_tried:
+            return self
+        self._rescan_tried = stamps
+        try:
+            return self.fresh()
+        except DigitiseError as exc:
+            self._rescan_problem = exc.message
+            return self
+
     def _check_disk(self) -> None:
         """Refuse (and take the file as it now is) when the corrections file changed since this session read or
         wrote it: another review page of the same report, or a hand edit. Acting on the old ones would undo
-        that change unseen."""
+        that change unseen. Refuse too when the match was scanned again: the old readings, re-solved, would
+        be written over the new scan's ``.mat``."""
+        if self.rescanned():
+            raise ChangedElsewhere(RESCANNED)
         if self._disk_text() != self._disk:
             self._load_saved()
             raise ChangedElsewhere(CHANGED_ELSEWHERE)

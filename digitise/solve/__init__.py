@@ -60,7 +60,8 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   seen by the turn's player (the player on roll in the ID).
 
 ``skipped`` lists boards that record no turn but are flagged (a blank board
-inside a game). ``summary``: boards, games, turns, flagged, mean_confidence.
+inside a game). ``summary``: boards, games, turns, flagged (turns and boards
+set aside), set_aside (boards in ``skipped`` that are flagged), mean_confidence.
 ``notes``: doubts about the whole match (a name or the length made up, a
 gap in the page numbers written: a page missing, or pages out of order).
 ``prior``: what weighed the plays (GNU Backgammon's net and its version, or
@@ -222,10 +223,13 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
                 for i in sorted(left_out) if evidence[i].listed],
             key=lambda s: (s["page"], s["board"]))
         result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+        extra = extra_pages(readings)
         for sheet in sorted({sheets[i] for i in left_out}):
             where = _pile_page(readings, sheet)
-            # Its page number's note said its first turn is flagged: it has no turn now.
-            notes = [note for note in notes if not note.startswith(f"pages: {where} sits between")]
+            if sheet in extra:
+                # Its page numbers' note said its first turn is flagged: it has no turn now.
+                before, after = extra[sheet]
+                notes.remove(EXTRA_NOTE.format(where=where, before=before, after=after))
             notes.append(STRANGER_NOTE.format(where=where))
     result.report["prior"] = prior.described
     return _noted(result, notes, evidence)
@@ -1098,12 +1102,14 @@ def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, rea
 
 def _summary(games: list[dict[str, Any]], skipped: list[dict[str, Any]], boards: int) -> dict[str, Any]:
     turns = [t for g in games for t in g["turns"]]
-    flagged = sum(1 for t in turns if t["flagged"]) + sum(1 for s in skipped if s["flagged"])
+    set_aside = sum(1 for s in skipped if s["flagged"])
     return {
         "boards": boards,
         "games": len(games),
         "turns": len(turns),
-        "flagged": flagged,
+        # Turns and boards set aside alike: what the review page lists, and what the exit code follows.
+        "flagged": sum(1 for t in turns if t["flagged"]) + set_aside,
+        "set_aside": set_aside,
         "mean_confidence": round(sum(t["confidence"] for t in turns) / len(turns), 4) if turns else 1.0,
     }
 

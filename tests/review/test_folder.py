@@ -77,3 +77,21 @@ def test_a_closed_match_is_listed_as_last_solved_on_the_page(batch_folder: Path)
     after = ReviewFolder(batch_folder).matches()[1]
     assert not after["opened"] and after["corrected"] == 1
     assert after["flagged"] == folder.matches()[1]["flagged"] < before["flagged"]
+
+
+def test_a_match_scanned_again_gets_a_new_session(batch_folder: Path) -> None:
+    """A batch re-run with --force while the folder's page is open: the match opens as the new scan is."""
+    import json
+    import os
+
+    folder = ReviewFolder(batch_folder)
+    first = folder.session(1)
+    assert folder.session(1) is first
+    report = batch_folder / "m2.report.json"
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    doc["mat"] = "m2-new.mat"  # what the page saves to: the new scan's
+    (batch_folder / "new.json").write_text(json.dumps(doc), encoding="utf-8")
+    os.replace(batch_folder / "new.json", report)
+    renewed = folder.session(1)
+    assert renewed is not first and folder.session(1) is renewed
+    assert first.state()["mat"] == "m2.mat" and renewed.state()["mat"] == "m2-new.mat"

@@ -422,3 +422,82 @@ def test_a_bug_in_a_route_is_a_500_with_a_message_and_the_server_goes_on(
     assert "internal error (RuntimeError: a bug)" in json.loads(body)["error"]
     assert "Traceback" in caplog.text or any(r.exc_info for r in caplog.records)
     assert request(review_server, "GET", "/api/state")[0] == 200
+
+
+def _rescan(report: Path, *, flagged: bool, page_colour: int | None = None) -> None:
+    """Write the sample's report again as a new scan would (by rename), its second turn ``flagged`` or not;
+    with ``page_colour``, the page picture and the readings too."""
+    import os
+
+    import cv2
+
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    doc["games"][0]["turns"][1].update(flagged=flagged, reasons=["low confidence"] if flagged else [])
+    doc["summary"]["flagged"] = int(flagged)
+    if page_colour is not None:
+        page = cv2.imread(str(report.parent / "page1.png"))
+        page[:] = page_colour
+        cv2.imwrite(str(report.parent / "new.png"), page)
+        os.replace(report.parent / "new.png", report.parent / "page1.png")
+        readings = report.parent / "sample.readings.json"
+        (report.parent / "new.json").write_text(readings.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        os.replace(report.parent / "new.json", readings)
+    (report.parent / "new.json").write_text(json.dumps(doc), encoding="utf-8")
+    os.replace(report.parent / "new.json", report)
+
+
+def _flagged_turns(server: ReviewServer) -> list[int]:
+    status, _, body = request(server, "GET", "/api/state")
+    assert status == 200
+    return [t["board"] for t in json.loads(body)["turns"] if t["flagged"]]
+
+
+def test_a_page_left_open_over_a_new_scan_shows_the_new_scan(review_server: ReviewServer, sample_report: Path) -> None:
+    """`scan --force` while the review page was open: the page showed the old scan's turns and crops, and its
+    next correction wrote the old readings, re-solved, over the new scan's .mat."""
+    import cv2
+    import numpy as np
+
+    assert _flagged_turns(review_server) == [2]
+    old_crop = request(review_server, "GET", "/api/crop/1/2.png")[2]
+    _rescan(sample_report, flagged=False, page_colour=200)
+    assert _flagged_turns(review_server) == []
+    status, _, new_crop = request(review_server, "GET", "/api/crop/1/2.png")
+    assert status == 200 and new_crop != old_crop
+    assert (cv2.imdecode(np.frombuffer(new_crop, np.uint8), cv2.IMREAD_GRAYSCALE) == 200).all()
+
+
+def test_a_change_from_a_page_of_the_old_scan_is_refused(sample_report: Path) -> None:
+    from digitise.review.session import ChangedElsewhere, ReviewSession
+
+    session = ReviewSession(sample_report, resolve=False)
+    _rescan(sample_report, flagged=False)
+    assert session.rescanned()
+    with pytest.raises(ChangedElsewhere, match="scanned again"):
+        session.correct({"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4"})
+    assert not corrections_path(sample_report).exists()
+    renewed = session.renewed()
+    assert renewed is not session and not renewed.rescanned()
+    assert [t["flagged"] for t in renewed.report["games"][0]["turns"]] == [False, False, False]
+
+
+def test_a_new_scan_that_cannot_be_loaded_keeps_the_old_page_and_refuses_changes(
+        review_server: ReviewServer, sample_report: Path) -> None:
+    import os
+
+    whole = sample_report.read_text(encoding="utf-8")
+    (sample_report.parent / "new.json").write_text("{half written", encoding="utf-8")
+    os.replace(sample_report.parent / "new.json", sample_report)
+    status, _, body = request(review_server, "GET", "/api/state")
+    state = json.loads(body)
+    assert status == 200 and [t["board"] for t in state["turns"] if t["flagged"]] == [2]
+    assert any("scanned again" in m and "cannot be reviewed" in m and "not JSON" in m
+               for m in state["messages"]), state["messages"]
+    status, doc = post_json(review_server, "/api/correct",
+                            {"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4"})
+    assert status == 409 and "scanned again" in doc["error"]
+    assert not corrections_path(sample_report).exists()
+    # Once the scan is whole, the page shows it.
+    sample_report.write_text(whole, encoding="utf-8")
+    _rescan(sample_report, flagged=False)
+    assert _flagged_turns(review_server) == []
