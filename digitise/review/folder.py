@@ -126,7 +126,8 @@ class ReviewFolder:
             except (OSError, ValueError, TypeError, RecursionError) as exc:
                 entry["problem"] = f"{report}: cannot be read ({exc})"
             else:
-                entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"), games=summary.get("games"),
+                entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"),
+                             set_aside=summary.get("set_aside") or 0, games=summary.get("games"),
                              corrected=corrected, header_set=reviewed, notes=[str(n) for n in notes],
                              opened=session is not None)
             listed.append(entry)

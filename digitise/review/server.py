@@ -22,7 +22,10 @@ matches (``GET /api/matches``) and match N's page and API are under
 =========================  ====================================================
 
 Errors are JSON ``{"error": message}`` with a 4xx status; bodies are limited
-to :data:`MAX_BODY` bytes and must be ``application/json``.
+to :data:`MAX_BODY` bytes and must be ``application/json``. A change may carry
+the ``"revision"`` of the state it was made on (``/api/state`` gives it): one
+made on a state since changed (another tab of the same match) is refused with
+409 and ``"changed_elsewhere": true``, not applied over a change it never saw.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from digitise.errors import DigitiseError, OptionError
 from digitise.game.position import Position, Side
@@ -223,6 +226,16 @@ class ReviewHandler(BaseHTTPRequestHandler):
         except RecursionError:
             raise RequestError(HTTPStatus.BAD_REQUEST, "the body is nested too deeply") from None
 
+    def _change(self) -> tuple[Any, str | None]:
+        """A change's body, and the revision of the state it was made on (taken out of it), if it says."""
+        body = self._body()
+        if not isinstance(body, dict) or "revision" not in body:
+            return body, None
+        revision = body.pop("revision")
+        if not isinstance(revision, str):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "$.revision: must be the revision /api/state gave")
+        return body, revision
+
     def _guarded(self, route: Any) -> None:
         try:
             self._check_host()
@@ -343,7 +356,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
                 HTTPStatus.OK,
                 text.encode("utf-8"),
                 "text/plain; charset=utf-8",
-                {"Content-Disposition": f'attachment; filename="{_safe_filename(name)}"'},
+                # The plain name for any client, the name as it is (RFC 6266) for those that read it.
+                {"Content-Disposition": f"attachment; filename=\"{_safe_filename(name)}\"; "
+                                        f"filename*=UTF-8''{quote(name, safe='', errors='replace')}"},
             )
         elif (found := _CROP.match(path)) is not None:
             png = session.crop_png(int(found.group(1)), int(found.group(2)))
@@ -363,14 +378,15 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if session is None:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
         if path == "/api/correct":
-            self._json(HTTPStatus.OK, session.correct(self._body()))
+            self._json(HTTPStatus.OK, session.correct(*self._change()))
         elif path == "/api/uncorrect":
-            self._json(HTTPStatus.OK, session.uncorrect(self._body()))
+            self._json(HTTPStatus.OK, session.uncorrect(*self._change()))
         elif path == "/api/match":
-            self._json(HTTPStatus.OK, session.set_header(self._body()))
+            self._json(HTTPStatus.OK, session.set_header(*self._change()))
         elif path == "/api/save":
-            # An empty object: a JSON body keeps other sites from posting a plain form here.
-            if self._body() != {}:
+            # An empty object: a JSON body keeps other sites from posting a plain form here. Saving writes the
+            # match as it now is, whatever state the page showed: no revision to check.
+            if self._change()[0] != {}:
                 raise RequestError(HTTPStatus.BAD_REQUEST, "send {} to save the match")
             self._json(HTTPStatus.OK, session.save_mat())
         else:

@@ -15,6 +15,7 @@ file.
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import threading
@@ -28,7 +29,7 @@ from digitise.errors import DigitiseError, InputError, OutputError, short
 from digitise.fileio import folder_problem, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.game.position import Position
-from digitise.game.rules import legal_plays, play_from_moves
+from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
 from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
@@ -93,6 +94,10 @@ def report_locked(report: Path) -> Iterator[None]:
 class ChangedElsewhere(CorrectionRefused):
     """Refused because the corrections file changed since the page loaded it: the page should load it again."""
 
+
+#: Why a change is refused when it was made on a state of the match since changed.
+STALE_PAGE = ("this match was changed on another page or tab since this one showed it: the page now shows the "
+              "change; nothing was changed here")
 
 #: Why a change is refused when the match was scanned again under the page.
 RESCANNED = ("the match was scanned again since this page loaded it (its report or readings changed): reload the "
@@ -535,6 +540,7 @@ class ReviewSession:
             mat = self.mat_path()
             return {
                 "title": self.report_path.name,
+                "revision": self.revision(),
                 "summary": self.report.get("summary", {}),
                 "match": self._match_header(),
                 "games": games,
@@ -634,6 +640,18 @@ class ReviewSession:
             while len(self._pages) > 2:
                 self._pages.pop(next(iter(self._pages)))
         return image
+
+    def revision(self) -> str:
+        """What the page's state rests on: the scan and the corrections as last read or written.
+
+        The page sends it back with each change, so a change made in a tab
+        showing an older state is refused (:data:`STALE_PAGE`) instead of
+        undoing, unseen, what another tab did since.
+        """
+        import hashlib
+
+        rests_on = f"{self._report_stamp}|{self._readings_stamp}|{self._disk}"
+        return hashlib.sha256(rests_on.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def rescanned(self) -> bool:
         """Whether the report or its readings were written again since this session loaded them (a new scan)."""
@@ -794,20 +812,34 @@ class ReviewSession:
             return
         if play_from_moves(position, roll, moves) is None:
             shown = short(text.split(":", 1)[1].split(";")[0].strip())
+            # The moves may be right and the dice mistyped: the rolls they are a play of say so.
+            fits = [other for other in ALL_ROLLS if other != roll and play_from_moves(position, other, moves)]
             if not plays:
                 hint = f"{roll} cannot be played at all here: leave the play empty ('{roll}:')"
             else:
-                hint = "legal plays include " + ", ".join(sorted(str(p) for p in plays)[:4])
+                # The plays nearest what was typed first (a slip of one point shows its fix at the top).
+                near = sorted((str(p) for p in plays),
+                              key=lambda p: (-difflib.SequenceMatcher(None, p, shown).ratio(), p))
+                hint = "legal plays include " + ", ".join(near[:4])
+            if fits:
+                hint = f"it is a play of {' or '.join(map(str, fits))}: are the dice right? Else {hint}"
             raise CorrectionRefused(f"{shown} is not a legal play of {roll} for {who} here; {hint}")
 
-    def correct(self, request: Any) -> dict[str, Any]:
+    def _check_revision(self, revision: str | None) -> None:
+        """Refuse a change made on a state of the match since changed (None: the caller does not say)."""
+        if revision is not None and revision != self.revision():
+            raise ChangedElsewhere(STALE_PAGE)
+
+    def correct(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         """Apply one correction sent by the page; returns the changes it made.
 
+        ``revision``: that of the state the page showed (see :meth:`revision`).
         Raises :class:`InputError` for a malformed request and
         :class:`CorrectionRefused` for one that cannot be applied.
         """
         key, text = correction_from_request(request)
         with self._lock:
+            self._check_revision(revision)
             if isinstance(request, Mapping) and request.get("action") in ACTION_PARTS:
                 # A button or the move field corrects one turn: the board's other turns stay as they are.
                 text = with_other_turns(text, ACTION_PARTS[request["action"]], self._turns_on(*key))
@@ -823,7 +855,7 @@ class ReviewSession:
                 self._learn(key, text, turn, boards.get(key))
             return {"changes": changes, "correction": text, "page": key[0], "board": key[1], "mat": self.mat_note}
 
-    def set_header(self, request: Any) -> dict[str, Any]:
+    def set_header(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         """Set the players' names and the match length (``{"players": [BOTTOM, TOP], "length": N}``).
 
         Either may be null (or left out): the scan's value stands again.
@@ -832,19 +864,21 @@ class ReviewSession:
         """
         header = header_from_json(request, "$", "request")
         with self._lock:
+            self._check_revision(revision)
             changes = self._resolve(self.corrections, header)
             return {"changes": changes, "match": self._match_header(), "mat": self.mat_note}
 
-    def uncorrect(self, request: Any) -> dict[str, Any]:
+    def uncorrect(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         """Remove the correction of one board (``{"page": p, "board": b}``)."""
         if not isinstance(request, Mapping) or set(request) != {"page", "board"}:
             raise InputError('expected {"page": p, "board": b}', "request", "$")
         page, board = place_from_request(request)
         with self._lock:
+            self._check_revision(revision)
             if (page, board) not in self.corrections:
                 raise CorrectionRefused(f"page {page} board {board} has no correction")
             updated = {k: c for k, c in self.corrections.items() if k != (page, board)}
-            changes = self._resolve(updated)
+            changes = self._resolve(updated, undone=(page, board))
             if self.learn_dir is not None:
                 # The board's labels came from the correction now withdrawn: they teach nothing true.
                 forget_learning_crops(self.learn_dir, self._learn_stem((page, board)))
@@ -861,7 +895,7 @@ class ReviewSession:
         return "a4"
 
     def _resolve(self, updated: Corrections, header: MatchHeader | None = None,
-                 changed: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+                 changed: tuple[int, int] | None = None, undone: tuple[int, int] | None = None) -> list[dict[str, Any]]:
         """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured.
 
         Refuses, and takes the file as it now is, when the corrections file
@@ -869,10 +903,11 @@ class ReviewSession:
         the same report, or a hand edit): saving would undo that change unseen.
         """
         with report_locked(self.report_path):
-            return self._resolve_locked(updated, header, changed)
+            return self._resolve_locked(updated, header, changed, undone)
 
     def _resolve_locked(self, updated: Corrections, header: MatchHeader | None,
-                        changed: tuple[int, int] | None) -> list[dict[str, Any]]:
+                        changed: tuple[int, int] | None, undone: tuple[int, int] | None = None
+                        ) -> list[dict[str, Any]]:
         """:meth:`_resolve` with the report locked against other review servers (:func:`report_locked`)."""
         self._check_disk()
         header = self.header if header is None else header
@@ -899,6 +934,13 @@ class ReviewSession:
                     raise CorrectionRefused(
                         f"no legal match reads page {changed[0]} board {changed[1]} as {short(updated[changed])!r} "
                         f"together with the earlier correction of {clash}: if that one is wrong, undo it first; "
+                        "nothing was changed")
+                if undone is not None:
+                    # A later correction was made on the position this one gave: it goes first.
+                    later = ", ".join(f"page {p} board {b}" for p, b in sorted(bad))
+                    raise CorrectionRefused(
+                        f"no legal match reads {named} without the correction of page {undone[0]} board "
+                        f"{undone[1]}, which {'it rests' if len(bad) == 1 else 'they rest'} on: undo {later} first; "
                         "nothing was changed")
                 raise CorrectionRefused(
                     f"no legal match reads {named} together with the rest of the note; nothing was changed"

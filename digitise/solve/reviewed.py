@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 def turns_by_board(report: Mapping[str, Any]) -> list[tuple[tuple[int, int, int], dict[str, Any]]]:
     """Turns keyed by (page, board, n-th turn on that board), in match order.
 
-    Flagged boards the solver skipped (blank boards inside a game) are listed
-    too, as turns of action ``blank``, so a reviewer can say what they hold.
+    Flagged boards the solver skipped (blank boards inside a game, a page of
+    another match) are listed too, as turns of action ``blank`` where they
+    stand on the note (before the first turn written after them), so a
+    reviewer can say what they hold.
     """
     seen: dict[tuple[int, int], int] = {}
     keyed = []
@@ -40,13 +42,24 @@ def turns_by_board(report: Mapping[str, Any]) -> list[tuple[tuple[int, int, int]
         seen[board] = n + 1
         keyed.append(((board[0], board[1], n), {**turn, "game": game}))
 
+    def place(turn: Mapping[str, Any]) -> tuple[int, int]:
+        return int(turn.get("page", 0)), int(turn.get("board", 0))
+
+    blanks = sorted(report.get("skipped", []), key=place)
     for game in report.get("games", []):
         for turn in game.get("turns", []):
+            while blanks and place(blanks[0]) < place(turn):
+                add(_blank(blanks.pop(0)), None)
             add(turn, game.get("number"))
-    for skipped in report.get("skipped", []):
-        add({"action": "blank", "player": None, "dice": None, "move": "", "confidence": 0.0,
-             "candidates": [], "position_before": None, "position_after": None, **skipped}, None)
+    for skipped in blanks:
+        add(_blank(skipped), None)
     return keyed
+
+
+def _blank(skipped: Mapping[str, Any]) -> dict[str, Any]:
+    """A skipped board as :func:`turns_by_board` lists it."""
+    return {"action": "blank", "player": None, "dice": None, "move": "", "confidence": 0.0,
+            "candidates": [], "position_before": None, "position_after": None, **skipped}
 
 
 def corrected_cells(text: str, turn: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:

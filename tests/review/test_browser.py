@@ -219,9 +219,9 @@ def test_enter_does_what_the_focused_control_says(browser_page: Any, sample_repo
 class _SlowSession(ReviewSession):
     """A correction that takes a while, as a re-solve of a long match does."""
 
-    def correct(self, request: Any) -> dict[str, Any]:
+    def correct(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         time.sleep(1.5)
-        return super().correct(request)
+        return super().correct(request, revision)
 
 
 def test_keys_pressed_while_a_correction_is_made_do_not_act_and_typing_survives(
@@ -257,6 +257,49 @@ def test_the_move_field(browser_page: Any, sample_report: Path) -> None:
         page.click("#apply-move")
         page.wait_for_selector("#error:has-text('Type the dice first, then the play')")
         assert not corrections_path(sample_report).exists()
+
+
+def test_keys_after_a_typed_move_and_the_tick_box(browser_page: Any, sample_report: Path) -> None:
+    """A typed move taken leaves the field: j then moved on instead of typing "j" into it. After a click on
+    "all turns", j, k and a worked no more until the focus left the tick box. The tab names its match."""
+    page = browser_page
+    with showing_the_sample(page, sample_report):
+        assert page.title() == "sample.json · digitise review"
+        page.evaluate("document.activeElement.blur()")
+        page.keyboard.press("m")
+        page.keyboard.type("52: 8/3 6/4")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#turns li.turn.corrected")
+        assert page.evaluate("document.activeElement.id") != "move"
+        page.click("#show-all")
+        page.wait_for_selector("#turns li.turn >> nth=2")
+        page.keyboard.press("j")
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
+        assert page.input_value("#move") != "52: 8/3 6/4j"
+        page.keyboard.press("a")
+        page.wait_for_function("!document.getElementById('show-all').checked")
+
+
+def test_a_change_from_a_tab_showing_an_older_state_is_refused(
+        browser_page: Any, sample_report: Path) -> None:
+    """Two tabs of one match: the second, loaded before the first corrected a board, overwrote that
+    correction (or the names set there) without a word. Now it is refused, and the tab shows the match
+    as it is."""
+    page = browser_page
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        other = page.context.browser.new_page()
+        other.goto(server.url)
+        other.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        other.keyboard.press("2")
+        other.keyboard.press("Enter")
+        other.wait_for_selector("#turns li.turn.corrected")
+        page.keyboard.press("Enter")  # the first candidate, on the page that has not seen the change
+        page.wait_for_selector("#error:has-text('changed on another page or tab')")
+        page.wait_for_selector("#turns li.turn.corrected")  # it shows the other tab's correction now
+        assert load_corrections(corrections_path(sample_report)) == {(1, 2): "top 52: 8/3 6/4"}
+        other.close()
 
 
 def test_the_turn_list_and_the_candidates_are_reached_with_tab(browser_page: Any, sample_report: Path) -> None:
@@ -444,4 +487,7 @@ def test_the_page_fits_a_phone_screen(browser_page: Any, solved_sample: tuple[Pa
             .map((e) => `${e.tagName}#${e.id}.${e.className}`)""")
         assert outside == []
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # The header wraps, not its words one a line: the turn keeps most of the screen (it had 60 px).
+        assert page.locator("header").bounding_box()["height"] < 160
+        assert page.locator("#detail").bounding_box()["height"] > 400
         screenshot(page, "5-phone")

@@ -501,3 +501,43 @@ def test_a_new_scan_that_cannot_be_loaded_keeps_the_old_page_and_refuses_changes
     sample_report.write_text(whole, encoding="utf-8")
     _rescan(sample_report, flagged=False)
     assert _flagged_turns(review_server) == []
+
+
+def test_a_change_made_on_an_older_state_is_refused(review_server: ReviewServer, sample_report: Path) -> None:
+    """Two tabs of one match: a change sent with the revision of a state since changed would undo, unseen,
+    what the other tab did."""
+    status, _, body = request(review_server, "GET", "/api/state")
+    seen = json.loads(body)["revision"]
+    first = {"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4", "revision": seen}
+    assert post_json(review_server, "/api/correct", first)[0] == 200
+    now = json.loads(request(review_server, "GET", "/api/state")[2])["revision"]
+    assert now != seen
+    for path, change in (("/api/correct", {"page": 1, "board": 2, "action": "move", "dice": [4, 2],
+                                           "move": "8/4 6/4"}),
+                         ("/api/uncorrect", {"page": 1, "board": 2}),
+                         ("/api/match", {"players": ["Ann", "Ben"], "length": 5})):
+        status, doc = post_json(review_server, path, {**change, "revision": seen})
+        assert status == 409 and doc["changed_elsewhere"] is True, (path, doc)
+        assert "changed on another page or tab" in doc["error"]
+    assert load_corrections(corrections_path(sample_report)) == {(1, 2): "52: 8/3 6/4"}
+    # Made on the state as it is, a change goes through; saving needs no revision.
+    assert post_json(review_server, "/api/uncorrect", {"page": 1, "board": 2, "revision": now})[0] == 200
+    status, doc = post_json(review_server, "/api/correct", {**first, "revision": 7})
+    assert status == 400 and "$.revision" in doc["error"]
+
+
+def test_the_export_keeps_a_names_own_letters(solved_sample: tuple[Path, str]) -> None:
+    """A download named after a report "Zoë v 李" came out as "Zo_ v _.mat": the name is also given in
+    UTF-8 (RFC 6266's filename*), beside the plain one for clients that read only that."""
+    from urllib.parse import unquote
+
+    from digitise.review.session import ReviewSession
+    from tests.review.conftest import served
+
+    report = solved_sample[0].rename(solved_sample[0].with_name("Zoë v 李.json"))
+    with served(ReviewSession(report)) as server:
+        status, headers, body = request(server, "GET", "/api/export.mat")
+    assert status == 200 and body.strip().startswith(b"5 point match")
+    disposition = headers["Content-Disposition"]
+    assert 'filename="Zo_ v _.mat"' in disposition
+    assert unquote(disposition.split("filename*=UTF-8''")[1]) == "Zoë v 李.mat"

@@ -86,9 +86,12 @@ def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> No
 def test_illegal_typed_move_is_refused_with_the_legal_ones(solved_sample: tuple[Path, str]) -> None:
     report, _ = solved_sample
     session = ReviewSession(report)
-    with pytest.raises(CorrectionRefused, match=r"22/21 8/2 is not a legal play of 51 for Alice \(bottom\) here; "
-                                               r"legal plays include .*22/21 13/8"):
+    with pytest.raises(CorrectionRefused) as refused:
         session.correct({**TRUE_PLAY, "move": "22/21 8/2"})
+    # The moves are a 61: that is said first; then the plays of 51 nearest what was typed, the fix among them.
+    assert refused.value.reason.startswith("22/21 8/2 is not a legal play of 51 for Alice (bottom) here; it is a "
+                                           "play of 61: are the dice right? Else legal plays include ")
+    assert "22/21 8/3" in refused.value.reason.split("include ")[1].split(", ")[:2]
     with pytest.raises(CorrectionRefused, match=r"51 can be played by Alice \(bottom\) here"):
         session.correct({**TRUE_PLAY, "move": ""})
     assert not corrections_path(report).exists()
@@ -122,6 +125,26 @@ def test_a_refusal_names_the_change_made_and_the_earlier_correction_it_clashes_w
         "no legal match reads page 1 board 1 as 'blank' together with the earlier correction of page 1 board 3 "
         "('51: 22/21 8/3'): if that one is wrong, undo it first; nothing was changed")
     assert load_corrections(corrections_path(report)) == {(1, 3): "51: 22/21 8/3"}
+
+
+def test_undoing_a_correction_a_later_one_rests_on_says_which_to_undo_first(
+    solved_sample: tuple[Path, str],
+) -> None:
+    """Board 1 corrected to leave checkers on 11 and 10, then board 3 to play from them: undoing board 1 was
+    refused as "no legal match reads page 1 board 3 ... together with the rest of the note", with no word of
+    what to do."""
+    session = ReviewSession(solved_sample[0])
+    session.correct({"page": 1, "board": 1, "action": "move", "dice": [3, 2], "move": "13/10 13/11"})
+    session.correct({"page": 1, "board": 3, "action": "move", "dice": [2, 1], "move": "11/9 10/9"})
+    with pytest.raises(CorrectionRefused) as refused:
+        session.uncorrect({"page": 1, "board": 1})
+    assert refused.value.reason == (
+        "no legal match reads page 1 board 3 as '21: 11/9 10/9' without the correction of page 1 board 1, which "
+        "it rests on: undo page 1 board 3 first; nothing was changed")
+    assert set(load_corrections(corrections_path(solved_sample[0]))) == {(1, 1), (1, 3)}
+    session.uncorrect({"page": 1, "board": 3})
+    session.uncorrect({"page": 1, "board": 1})
+    assert load_corrections(corrections_path(solved_sample[0])) == {}
 
 
 def test_uncorrect_names_the_board_it_needs(solved_sample: tuple[Path, str]) -> None:

@@ -12,7 +12,10 @@ function row(m) {
     el("td", {}, link),
     el("td", {}, String(m.games ?? "")),
     el("td", {}, String(m.turns ?? "")),
-    el("td", { class: m.flagged ? "flagged" : "" }, String(m.flagged ?? "")),
+    // Turns flagged, and apart from them the boards set aside (a page of another match), as the scan says.
+    el("td", { class: m.flagged ? "flagged" : "" },
+      m.flagged == null ? "" : m.set_aside ? `${m.flagged - m.set_aside} + ${m.set_aside} board(s) set aside`
+        : String(m.flagged)),
     el("td", {}, `${m.corrected}${m.header_set ? " + names/length" : ""}${m.mat_saved === false ? " (.mat not saved)" : ""}`),
     el("td", { class: "notes" }, notes));
 }
@@ -24,9 +27,11 @@ async function load() {
   document.getElementById("title").textContent = doc.folder;
   const matches = doc.matches.slice().sort((a, b) => (b.flagged > 0) - (a.flagged > 0) || a.number - b.number);
   const flagged = matches.filter((m) => m.flagged > 0).length;
-  const turns = matches.reduce((sum, m) => sum + (m.flagged || 0), 0);
+  const turns = matches.reduce((sum, m) => sum + (m.flagged || 0) - (m.set_aside || 0), 0);
+  const aside = matches.reduce((sum, m) => sum + (m.set_aside || 0), 0);
   document.getElementById("summary").textContent =
-    `${matches.length} match(es), ${flagged} with flagged turns (${turns} in all)`;
+    `${matches.length} match(es), ${flagged} with flagged turns (${turns} in all` +
+    (aside ? `, and ${aside} board(s) set aside)` : ")");
   document.querySelector("#matches tbody").replaceChildren(...matches.map(row));
 }
 

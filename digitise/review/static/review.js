@@ -7,8 +7,11 @@ const view = { state: null, showAll: false, current: null, pick: 0, zoom: false,
   drawnMatch: null };
 
 async function api(path, body) {
-  const options = body === undefined ? {} : {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  // A change says which state of the match it was made on: made in a tab showing an older one (another tab
+  // changed the match since), it is refused and the page shows the match as it now is.
+  const sent = body === undefined || !view.state ? body : { ...body, revision: view.state.revision };
+  const options = sent === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(sent),
   };
   let response;
   try {
@@ -81,9 +84,15 @@ async function reload() {
 function render() {
   const s = view.state;
   document.getElementById("title").textContent = s.title;
-  const flagged = s.turns.filter((t) => t.flagged).length;
+  // Boards set aside (a blank board inside a game, a page of another match) are listed to be said what they
+  // hold, but they are no turns of the match: counted apart, as the scan's summary counts them.
+  const turns = s.turns.filter((t) => t.action !== "blank");
+  const aside = s.turns.length - turns.length;
+  const flagged = turns.filter((t) => t.flagged).length;
+  document.title = `${s.title} · digitise review`;
   document.getElementById("summary").textContent =
-    `${s.games.length} game(s), ${s.turns.length} turns, ${flagged} flagged, ${s.corrections.length} corrected · ` +
+    `${s.games.length} game(s), ${turns.length} turns, ${flagged} flagged, ` +
+    (aside ? `${aside} board(s) set aside, ` : "") + `${s.corrections.length} corrected · ` +
     s.games.map((g) => `G${g.number}: ${g.winner ? `${sideName(g.winner)} wins ${g.points}` : "unfinished"}`).join(", ");
   // Each change writes the .mat itself; Save is offered only when the file on disk is behind.
   const save = document.getElementById("save");
@@ -151,11 +160,10 @@ function renderMatch() {
   const reviewed = m.reviewed && Object.keys(m.reviewed).length;
   form.replaceChildren(...[
     el("span", { class: "label" }, "Match:"),
-    // GNU Backgammon keeps 31 bytes of a name; the server checks the bytes.
-    el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", maxlength: "31",
-      spellcheck: "false" })),
-    el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", maxlength: "31",
-      spellcheck: "false" })),
+    // GNU Backgammon keeps 31 bytes of a name: the server checks the bytes and says so (a field's own limit
+    // would cut a longer name without a word).
+    el("label", {}, "Bottom ", el("input", { id: "player-bottom", value: players[0], size: "14", spellcheck: "false" })),
+    el("label", {}, "Top ", el("input", { id: "player-top", value: players[1], size: "14", spellcheck: "false" })),
     el("span", { class: `from ${m.players_from}`, id: "players-from" }, `(${FROM[m.players_from] || ""})`),
     el("label", {}, "Length ", el("input", { id: "match-length", type: "number", min: "0", max: "64", size: "3",
       value: m.length === null || m.length === undefined ? "" : String(m.length) })),
@@ -183,7 +191,7 @@ async function sendMatch(body, what) {
       done = true;
     } catch (err) {
       await afterRefusal(err);
-      document.getElementById("match-error").textContent = err.message;
+      document.getElementById("match-error").textContent = plain(err.message);
     }
   });
   return done;
@@ -220,7 +228,8 @@ function applyMatch() {
   if (lengthText === "" || String(m.length) !== lengthText || (m.reviewed && m.reviewed.length !== undefined)) {
     body.length = lengthText === "" ? null : Number(lengthText);
   }
-  return sendMatch(body, `Match set to ${players[0]} v ${players[1]}, ${lengthText || "length as scanned"}`);
+  const names = blank ? "names as scanned" : `${players[0] || "?"} v ${players[1] || "?"}`;
+  return sendMatch(body, `Match set to ${names}, ${lengthText || "length as scanned"}`);
 }
 
 function resetMatch() {
@@ -406,8 +415,12 @@ function renderDetail() {
         el("button", { type: "submit", id: "apply-move" }, "Apply move"),
         el("div", { class: "cube" },
           el("button", { type: "button", id: "mark-double", onclick: () => sendAction("double") }, "Double"),
-          el("button", { type: "button", id: "mark-take", onclick: () => sendAction("take") }, "Take"),
-          el("button", { type: "button", id: "mark-drop", onclick: () => sendAction("drop") }, "Drop"),
+          // A take or drop is said on its double's board (NOTATION.md: a take writes nothing of its own).
+          el("button", { type: "button", id: "mark-take", onclick: () => sendAction("take"),
+            title: "This board is a double (its arrow), and the double was taken" }, "Double, taken"),
+          el("button", { type: "button", id: "mark-drop", onclick: () => sendAction("drop"),
+            title: "This board is a double (its arrow), and the double was dropped: the game ends here" },
+            "Double, dropped"),
           el("label", {}, "Resign, points ", el("input", { id: "resign-points", type: "number", min: "1", value: "1",
             // Enter here means the resignation, not the move typed above (the form's own submit).
             onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); sendAction("resign"); } } })),
@@ -435,9 +448,17 @@ function toggleZoom() {
   document.querySelector("img.crop")?.classList.toggle("zoomed", view.zoom);
 }
 
+// The server names the field of a refused request as its JSON path ("$.dice[0]: ..."): said in words here.
+const FIELDS = { move: "The move", dice: "The dice", players: "The names", length: "The length",
+  points: "The points", text: "The correction", page: "The page", board: "The board" };
+
+function plain(message) {
+  return String(message).replace(/^\$\.([a-z_]+)(?:\[\d+\])*: /, (whole, field) => `${FIELDS[field] || field}: `);
+}
+
 function showError(message) {
   const box = document.getElementById("error");
-  if (box) box.textContent = message;
+  if (box) box.textContent = plain(message);
   // The last change's list would read as this attempt's outcome: it goes.
   const changes = document.getElementById("changes");
   if (changes) { changes.hidden = true; changes.replaceChildren(); }
@@ -462,11 +483,15 @@ function showChanges(result, what) {
   ].filter((node) => node));
 }
 
-async function send(body, what) {
+async function send(body, what, typed) {
   await busyWith(async () => {
     try {
       const result = await api("api/correct", body);
       view.lastCorrected = { page: body.page, board: body.board };
+      // A typed move taken: the keys go back to the list (j for the next turn), not into the move field;
+      // unless the person has typed on meanwhile (the field no longer holds what was sent).
+      const field = document.getElementById("move");
+      if (typed !== undefined && document.activeElement === field && field.value === typed) field.blur();
       await reload();
       showChanges(result, `${what} (page ${body.page} board ${body.board})`);
       refocus();
@@ -491,7 +516,8 @@ function sendTyped() {
   const turn = currentTurn();
   if (!turn) return;
   // Fullwidth digits and the like typed on some keyboards read as plain ones.
-  const text = document.getElementById("move").value.normalize("NFKC").trim();
+  const typed = document.getElementById("move").value;
+  const text = typed.normalize("NFKC").trim();
   // The dice, then a colon or a space: "24/18 13/9" has no dice ("2" and "4" are not them).
   const found = text.match(/^([1-6])\s*-?\s*([1-6])\s*(?::|\s|$)\s*(.*)$/s);
   if (!found) {
@@ -502,7 +528,7 @@ function sendTyped() {
   // The page's own words for a roll not played read as no play.
   const play = found[3].trim().replace(/^\(?\s*no play\s*\)?$/i, "");
   send({ page: turn.page, board: turn.board, action: "move", dice: [Number(found[1]), Number(found[2])], move: play },
-    `Corrected to ${found[1]}${found[2]}: ${play || "(no play)"}`);
+    `Corrected to ${found[1]}${found[2]}: ${play || "(no play)"}`, typed);
 }
 
 function sendAction(action) {
@@ -510,7 +536,9 @@ function sendAction(action) {
   if (!turn) return;
   const body = { page: turn.page, board: turn.board, action };
   if (action === "resign") {
-    const points = Number(document.getElementById("resign-points").value);
+    const input = document.getElementById("resign-points");
+    // A number field takes "1e1" as 10: only plain digits are points.
+    const points = /^[0-9]{1,3}$/.test(input.value.trim()) && !input.validity.badInput ? Number(input.value) : NaN;
     if (!Number.isInteger(points) || points < 1) {
       showError("Give the points the resignation is worth: the cube's value, twice it for a gammon, three times for a backgammon.");
       return;
@@ -532,6 +560,8 @@ async function undo() {
     try {
       const result = await api("api/uncorrect", { page: turn.page, board: turn.board });
       if (last && last.page === turn.page && last.board === turn.board) view.lastCorrected = null;
+      // The choice undone is no longer the one picked: Enter must not make it again unasked.
+      view.pick = 0;
       await reload();
       showChanges(result, `Undone (page ${turn.page} board ${turn.board})`);
       refocus();
@@ -542,8 +572,13 @@ async function undo() {
   });
 }
 
+// Inputs whose keys are the person's own: a tick box or a button takes no letters, so j, k and a still work
+// after one was clicked.
+const NOT_TYPED_IN = new Set(["checkbox", "radio", "button", "submit", "reset"]);
+
 document.addEventListener("keydown", (event) => {
-  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+  const typing = (event.target instanceof HTMLInputElement && !NOT_TYPED_IN.has(event.target.type))
+    || event.target instanceof HTMLTextAreaElement;
   if (view.busy && !typing) {
     // A key pressed while a change is being made would act on the page its answer replaces.
     if (event.key !== "Tab") event.preventDefault();
@@ -659,11 +694,19 @@ document.getElementById("export").addEventListener("click", async (event) => {
         err.changedElsewhere = Boolean(doc.changed_elsewhere);
         throw err;
       }
-      const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
-      const link = el("a", { href: URL.createObjectURL(await response.blob()), download: named ? named[1] : "match.mat" });
+      // The name in UTF-8 (filename*) when the server gives it: "Zoë v 李.mat" kept as it is.
+      const disposition = response.headers.get("Content-Disposition") || "";
+      const utf8 = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
+      const named = /filename="([^"]+)"/.exec(disposition);
+      let name = named ? named[1] : "match.mat";
+      try { if (utf8) name = decodeURIComponent(utf8[1]); } catch (ignored) { /* the plain name stands */ }
+      const link = el("a", { href: URL.createObjectURL(await response.blob()), download: name });
       document.body.append(link);
       link.click();
       link.remove();
+      // An earlier "Not exported" would read as this export's outcome.
+      box.hidden = true;
+      box.replaceChildren();
       setTimeout(() => URL.revokeObjectURL(link.href), 60000);
     } catch (err) {
       await afterRefusal(err);
