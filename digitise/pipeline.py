@@ -144,7 +144,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _check_report_name(report)
     readings_path = readings_beside(report) if report is not None else None
     _check_match_outputs(output, report, readings_path, options, [*pages])
-    corrections, options, pages_note = _reviewed(options, pages)
+    corrections, options, pages_note = _reviewed(options, _page_files(pages))
     outcome = _some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
@@ -283,8 +283,13 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     _check_report_name(report)
     _check_match_outputs(output, report, None, options, [readings_path])
     read = load_readings(readings_path)
-    # The pages are checked where the readings' files still are (page_files leaves out the others).
-    corrections, options, pages_note = _reviewed(options, [Path(page.source) for page in read.pages if page.source])
+    # The page files as `read` saw them: looked up again, a relative name would be found or not depending on
+    # where this runs, and the corrections applied or refused with it. Readings from before `read` recorded
+    # the sizes are looked up where their files still are.
+    files = [(Path(page.source).name, page.source_bytes) for page in read.pages
+             if page.source and page.source_bytes is not None]
+    corrections, options, pages_note = _reviewed(
+        options, tuple(dict.fromkeys(files)) if files else _page_files([Path(p.source) for p in read.pages if p.source]))
     scan_notes = page_notes(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
@@ -296,6 +301,11 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
         extra["scan_notes"] = scan_notes
     if report is not None:
         extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
+    if files:
+        from digitise.solve.corrections import pages_to_json
+
+        # As scan records them: a review of this report saves its corrections with the pages they were made on.
+        extra["source_files"] = pages_to_json(tuple(dict.fromkeys(files)))
     _write_match(result, output, report, options, extra, None)
     return ScanSummary.of(output, report, len(readings.pages), result)
 
@@ -306,11 +316,17 @@ def _check_report_name(report: Path | None) -> None:
         raise OutputError("is a folder, not a file: name the report file (e.g. match.report.json)", report)
 
 
-def _reviewed(options: ScanOptions, pages: Sequence[Path] = ()) -> tuple[dict[tuple[int, int], str], ScanOptions,
-                                                                         str | None]:
+def _page_files(pages: Sequence[Path]) -> tuple[tuple[str, int], ...]:
+    from digitise.solve.corrections import page_files
+
+    return page_files(pages)
+
+
+def _reviewed(options: ScanOptions, files: Sequence[tuple[str, int]] = ()) -> tuple[
+        dict[tuple[int, int], str], ScanOptions, str | None]:
     """The boards' corrections of ``options.corrections``, the options with its names and length, and a note
-    when it was made on pages that differ in part from ``pages`` (refused when they differ wholly:
-    :func:`~digitise.solve.corrections.check_pages`).
+    when it was made on page files that differ in part from ``files`` ((name, bytes); refused when they
+    differ wholly: :func:`~digitise.solve.corrections.check_pages`).
 
     A reviewer's names and length win over ``--players`` and ``--length``, as
     a corrected board wins over its marks: they were set looking at the scan.
@@ -320,7 +336,7 @@ def _reviewed(options: ScanOptions, pages: Sequence[Path] = ()) -> tuple[dict[tu
     from digitise.solve.corrections import check_pages, load_corrections_file
 
     reviewed = load_corrections_file(options.corrections)
-    note = check_pages(reviewed, pages, options.corrections) if pages else None
+    note = check_pages(reviewed, files, options.corrections) if files else None
     players, length = reviewed.header.over(options.players, options.length)
     return reviewed.boards, replace(options, players=players, length=length), note
 

@@ -787,6 +787,41 @@ def test_another_matchs_corrections_are_refused_before_any_work(tmp_path: Path) 
     assert not (tmp_path / "cd.mat").exists()
 
 
+def test_solve_checks_the_corrections_against_the_pages_read_wherever_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`read` records a page as given (a relative name), and `solve` looked the file up from where it ran:
+    from elsewhere it found none, so another match's corrections were applied there and refused here."""
+    import shutil
+
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    shutil.copy(ROOT / "samples" / "chen-dana" / "light" / "page-001.jpg", scans / "scan 1.jpg")
+    monkeypatch.chdir(scans)
+    assert run("read", "scan 1.jpg", "-o", tmp_path / "cd.readings.json").exit_code == 0
+    readings = json.loads((tmp_path / "cd.readings.json").read_text())
+    assert readings["pages"][0]["source"] == "scan 1.jpg"
+    assert readings["pages"][0]["bytes"] == (scans / "scan 1.jpg").stat().st_size
+    alice = ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    corrections = tmp_path / "ab.corrections.json"
+    corrections.write_text(json.dumps({
+        "format": "digitise-corrections", "version": 3, "report": "ab.report.json",
+        "pages": [{"file": alice.name, "bytes": alice.stat().st_size}], "corrections": {"1:1": "54: 13/8 6/2"}}))
+    for where in (scans, tmp_path):
+        monkeypatch.chdir(where)
+        result = run("solve", tmp_path / "cd.readings.json", "-o", tmp_path / "cd.mat", "--corrections", corrections)
+        assert_one_error(result, ExitCode.BAD_INPUT, "made on other pages (page-001.jpg), not these")
+        assert not (tmp_path / "cd.mat").exists()
+    # Corrections made on this very page apply from anywhere, and the report records the page for the next review.
+    corrections.write_text(json.dumps({
+        "format": "digitise-corrections", "version": 3, "report": "cd.report.json",
+        "pages": [{"file": "scan 1.jpg", "bytes": readings["pages"][0]["bytes"]}], "corrections": {}}))
+    result = run("solve", tmp_path / "cd.readings.json", "-o", tmp_path / "cd.mat", "--report", tmp_path / "cd.json",
+                 "--corrections", corrections)
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads((tmp_path / "cd.json").read_text())["source_files"] == [
+        {"file": "scan 1.jpg", "bytes": readings["pages"][0]["bytes"]}]
+
+
 def test_a_mistyped_page_stops_the_scan_before_any_work(tmp_path: Path) -> None:
     light = ROOT / "samples" / "alice-bruno" / "light"
     result = run("scan", light / "page-001.jpg", tmp_path / "page-02.jpg", "-o", tmp_path / "m.mat")

@@ -3,7 +3,7 @@
 This is the contract between ``digitise read`` and ``digitise solve``, a JSON
 document::
 
-    {"pages": [{"source": str, "page": int, "header": {...},
+    {"pages": [{"source": str, "page": int, "bytes": int (optional), "header": {...},
                 "boards": [{"index": 1..8,
                             "cells": {"B7": [[[6], 0.97], [[5], 0.02]], "centre": [[[3, 6], 0.9]]},
                             "crossed": 0.95, "arrow": 0.01, "letters": 0.0,
@@ -62,6 +62,9 @@ class PageReading:
     boards: tuple[BoardReading, ...]
     #: Header fields as read: {"match_length": {"value": "7", "confidence": 0.9}, ...}
     header: Mapping[str, Any] = field(default_factory=dict)
+    #: The size of the file ``source`` when it was read (None: not recorded), by which a review's
+    #: corrections file knows its pages wherever the readings are solved.
+    source_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,7 @@ def readings_to_dict(readings: Readings) -> dict[str, Any]:
             {
                 "source": page.source,
                 "page": page.page,
+                **({"bytes": page.source_bytes} if page.source_bytes is not None else {}),
                 "header": dict(page.header),
                 "boards": [_board_to_dict(b) for b in page.boards],
             }
@@ -167,7 +171,7 @@ def readings_to_json(readings: Readings) -> str:
     # One board per line: readable, diff-friendly, and still plain JSON.
     lines = ['{"pages": [']
     for i, page in enumerate(readings_to_dict(readings)["pages"]):
-        head = {k: page[k] for k in ("source", "page")}
+        head = {k: page[k] for k in ("source", "page", "bytes") if k in page}
         lines.append(" " + json.dumps(head, ensure_ascii=False)[:-1]
                      + ', "header": ' + json.dumps(page["header"], sort_keys=True, ensure_ascii=False)
                      + ', "boards": [')
@@ -308,6 +312,9 @@ class _Checker:
         if not isinstance(source, str):
             raise self.fail(f"{where}.source", "source must be a string")
         number = self.integer(value.get("page", 0), f"{where}.page")
+        size = value.get("bytes")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            raise self.fail(f"{where}.bytes", f"must be the file's size in bytes, got {short(repr(size))}")
         header = value.get("header", {})
         if not isinstance(header, dict):
             raise self.fail(f"{where}.header", "header must be an object")
@@ -322,7 +329,7 @@ class _Checker:
             if board.index in seen:
                 raise self.fail(f"{where}.boards[{i}].index", f"board {board.index} is on this page twice")
             seen.add(board.index)
-        return PageReading(source, number, parsed, header)
+        return PageReading(source, number, parsed, header, size)
 
     def readings(self, value: Any) -> Readings:
         if not isinstance(value, dict) or not isinstance(value.get("pages"), list):

@@ -513,10 +513,19 @@ class ReviewSession:
         with self._lock:
             problem = self._disk_problem()
             changed = {(c["page"], c["board"]) for c in self.changes if c["before"] != c["after"]}
+            scanned = {(p, b): t for (p, b, n), t in turns_by_board(self._scanned) if n == 0}
             turns = []
             for (page, board, n), turn in turns_by_board(self.report):
                 reading = self.board_reading(page, board)
                 correction = self.corrections.get((page, board))
+                candidates = [{**c, "correction": candidate_correction(c)} for c in turn.get("candidates") or []]
+                if correction is not None and n == 0 and (page, board) in scanned:
+                    # A corrected board's only candidate is its correction: the scan's own candidates follow it,
+                    # so the runner-up is one key away without undoing first.
+                    given = {c["correction"] for c in candidates}
+                    candidates += [{**c, "correction": made, "as_scanned": True}
+                                   for c in scanned[(page, board)].get("candidates") or []
+                                   if (made := candidate_correction(c)) not in given]
                 turns.append(
                     {
                         **turn,
@@ -526,9 +535,7 @@ class ReviewSession:
                         "marks": _marks_json(reading),
                         "corrected": correction is not None and n == 0,
                         "correction": correction if n == 0 else None,
-                        "candidates": [
-                            {**c, "correction": candidate_correction(c)} for c in turn.get("candidates") or []
-                        ],
+                        "candidates": candidates,
                         "changed": (page, board) in changed,
                         "has_crop": self._has_crop(page, board),
                     }

@@ -303,8 +303,9 @@ def page_files(sources: Sequence[str | Path]) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def check_pages(kept: CorrectionsFile, sources: Sequence[str | Path], path: str | Path) -> str | None:
-    """Whether corrections made on ``kept.pages`` may be applied to a scan of ``sources``.
+def check_pages(kept: CorrectionsFile, scanned: Sequence[tuple[str, int]], path: str | Path) -> str | None:
+    """Whether corrections made on ``kept.pages`` may be applied to a scan of the page files ``scanned``
+    ((name, bytes), as :func:`page_files` gives them, or as the readings recorded them).
 
     Raises :class:`InputError` when no page file is among those the corrections
     were made on (another match's corrections: their boards' numbers would fit
@@ -314,7 +315,6 @@ def check_pages(kept: CorrectionsFile, sources: Sequence[str | Path], path: str 
     """
     if not kept.pages or not kept.boards and not kept.header.given:
         return None
-    scanned = page_files(sources)
     made_on, now = set(kept.pages), set(scanned)
     if not scanned or made_on == now:
         return None

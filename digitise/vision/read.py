@@ -796,6 +796,10 @@ def read_pages(
     overlays = _overlay_names(paths, debug_dir, overwrite)
     for k, path in enumerate(paths):
         try:
+            size = Path(path).stat().st_size
+        except OSError:
+            size = None  # iter_pages says why
+        try:
             for item in _each_told(iter_pages(path), on_page):
                 if isinstance(item, DigitiseError):
                     errors.append(item)
@@ -820,7 +824,7 @@ def read_pages(
                                    "check its turns")
                 if analysis.pending_text or "match_length" in reading.header:
                     headed += 1
-                pages.append(reading)
+                pages.append(replace(reading, source_bytes=size))
                 texts.append(analysis.pending_text)
                 if debug_dir is not None:
                     from digitise.vision.debug import overlay_path, write_overlay

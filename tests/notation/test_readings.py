@@ -48,6 +48,21 @@ def test_round_trip_is_exact_and_deterministic() -> None:
     assert "touches" not in doc["pages"][0]["boards"][1]
 
 
+def test_a_pages_file_size_is_kept_when_recorded() -> None:
+    """`read` records each page file's size: `solve` checks a corrections file by it wherever it runs."""
+    from dataclasses import replace
+
+    sized = Readings((replace(_sample().pages[0], source_bytes=123456),))
+    text = readings_to_json(sized)
+    assert text.splitlines()[1].startswith(' {"source": "scan1.png", "page": 1, "bytes": 123456, "header"')
+    assert parse_readings(text) == sized
+    assert '"bytes"' not in readings_to_json(_sample())  # not recorded: not written
+    for bad in ("-1", "1.5", '"12"', "true"):
+        with pytest.raises(ReadingsError) as info:
+            parse_readings(text.replace("123456", bad), "r.json")
+        assert info.value.where == "$.pages[0].bytes" and "size in bytes" in info.value.reason
+
+
 def test_probabilities_are_rounded_to_four_places() -> None:
     board = BoardReading(1, {"B1": (CellReading((1,), 0.123456789),)}, crossed=1 / 3)
     text = readings_to_json(Readings((PageReading("x", 1, (board,)),)))

@@ -72,6 +72,20 @@ def test_the_corrections_file_records_the_page_files_the_scan_read(solved_sample
             ReviewSession(report)
 
 
+def test_a_corrected_board_still_offers_the_scans_candidates(solved_sample: tuple[Path, str]) -> None:
+    """Once corrected, a board listed only its correction: taking the runner-up meant undoing first."""
+    session = ReviewSession(solved_sample[0])
+    read_as = [c["correction"] for c in turn_at(session, 1, 3)["candidates"]]
+    session.correct(TRUE_PLAY)
+    candidates = turn_at(session, 1, 3)["candidates"]
+    assert candidates[0]["correction"] == "bottom 51: 22/21 8/3" and not candidates[0].get("as_scanned")
+    assert [c["correction"] for c in candidates[1:]] == [c for c in read_as if c != "bottom 51: 22/21 8/3"]
+    assert all(c["as_scanned"] for c in candidates[1:])
+    # One of them taken instead: it replaces the correction.
+    session.correct({"page": 1, "board": 3, "text": candidates[1]["correction"]})
+    assert load_corrections(corrections_path(solved_sample[0])) == {(1, 3): candidates[1]["correction"]}
+
+
 def test_undo_restores_the_solver_reading(solved_sample: tuple[Path, str]) -> None:
     report, truth = solved_sample
     session = ReviewSession(report)

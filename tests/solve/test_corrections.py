@@ -186,7 +186,7 @@ def test_corrections_made_on_other_pages_are_refused_and_on_some_other_pages_not
     made_on = page_files([one, two])
     assert made_on == (("page-001.jpg", 10), ("page-002.jpg", 20))
     kept = load_corrections_file(_pages_file(tmp_path, list(made_on)))
-    assert check_pages(kept, [one, two], "m.corrections.json") is None
+    assert check_pages(kept, page_files([one, two]), "m.corrections.json") is None
     # Another match's pages, named alike: the sizes tell.
     other = tmp_path / "other"
     other.mkdir()
@@ -194,16 +194,16 @@ def test_corrections_made_on_other_pages_are_refused_and_on_some_other_pages_not
     (other / "page-002.jpg").write_bytes(b"d" * 21)
     with pytest.raises(InputError, match=r"m.corrections.json: made on other pages \(page-001.jpg, page-002.jpg\), "
                                          r"not these: is it the corrections file of another match\?"):
-        check_pages(kept, [other / "page-001.jpg", other / "page-002.jpg"], "m.corrections.json")
+        check_pages(kept, page_files([other / "page-001.jpg", other / "page-002.jpg"]), "m.corrections.json")
     # Page 2 scanned again: applied, with a note naming it.
-    note = check_pages(kept, [one, other / "page-002.jpg"], "m.corrections.json")
+    note = check_pages(kept, page_files([one, other / "page-002.jpg"]), "m.corrections.json")
     assert note == ("corrections: m.corrections.json was made on pages that differ from these (page-002.jpg): "
                     "check the corrected turns of those pages")
-    assert "some are not given" in (check_pages(kept, [one], "m.corrections.json") or "")
+    assert "some are not given" in (check_pages(kept, page_files([one]), "m.corrections.json") or "")
     # A file that records no pages (version 2, or a `solve` report's review) is not checked.
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps({"format": "digitise-corrections", "version": 2, "corrections": {"1:2": "double"}}))
-    assert check_pages(load_corrections_file(bare), [other / "page-001.jpg"], bare) is None
+    assert check_pages(load_corrections_file(bare), page_files([other / "page-001.jpg"]), bare) is None
 
 
 @pytest.mark.parametrize(("pages", "where", "reason"), [

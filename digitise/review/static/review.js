@@ -353,7 +353,10 @@ function candidateList(turn) {
   el("span", { class: "move" }, candidateText(c)),
   el("span", { class: "prob" }, `${((c.probability || 0) * 100).toFixed(1)}%`),
   // Why it ranks where it does: how it compares with the solver's choice (and that with the runner-up).
-  (c.reasons || []).length ? el("span", { class: "why" }, c.reasons.join("; ")) : null)));
+  // On a corrected board the scan's own candidates follow the correction, with the odds the scan gave them.
+  (c.reasons || []).length || c.as_scanned ? el("span", { class: "why" },
+    [...(c.as_scanned ? ["as the scan read it, before the correction"] : []), ...(c.reasons || [])].join("; "))
+    : null)));
 }
 
 function candidateText(c) {
