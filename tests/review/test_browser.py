@@ -280,6 +280,19 @@ def test_keys_after_a_typed_move_and_the_tick_box(browser_page: Any, sample_repo
         page.wait_for_function("!document.getElementById('show-all').checked")
 
 
+def test_a_reload_comes_back_to_the_turn_shown(browser_page: Any, sample_report: Path) -> None:
+    """A reload (F5, or the browser restarted) went back to the first flagged turn."""
+    page = browser_page
+    with showing_the_sample(page, sample_report):
+        page.keyboard.press("a")
+        page.click("#turns li.turn >> nth=2")
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
+        assert page.url.endswith("#p1b3")
+        page.reload()
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
+        assert page.is_checked("#show-all")  # not a flagged turn: shown among all
+
+
 def test_a_change_from_a_tab_showing_an_older_state_is_refused(
         browser_page: Any, sample_report: Path) -> None:
     """Two tabs of one match: the second, loaded before the first corrected a board, overwrote that

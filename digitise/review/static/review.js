@@ -77,7 +77,18 @@ function visibleTurns() {
 }
 
 async function reload() {
+  const first = view.state === null;
   view.state = await api("api/state");
+  if (first) {
+    // The turn the address names (the page keeps it there): a reload comes back to it, among all turns if
+    // it is not a flagged one.
+    const named = location.hash.slice(1);
+    const turn = view.state.turns.find((t) => t.id === named);
+    if (turn) {
+      view.current = turn.id;
+      view.showAll = !(turn.flagged || turn.corrected);
+    }
+  }
   render();
 }
 
@@ -243,6 +254,9 @@ function renderList() {
     view.current = turns.length ? turns[0].id : null;
     view.pick = 0;
   }
+  // The tick box as the list is (the browser may restore it on Back and Forward, the list not).
+  document.getElementById("show-all").checked = view.showAll;
+  if (view.current !== null && location.hash !== `#${view.current}`) history.replaceState(null, "", `#${view.current}`);
   list.setAttribute("role", "listbox");
   list.setAttribute("aria-label", view.showAll ? "All turns" : "Flagged turns");
   list.replaceChildren(...turns.map((t) => el("li", {
