@@ -289,7 +289,10 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if bar is not None:
         bar.close()
     written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
-    click.echo(one_line(", ".join(f"{n} {s}" for s, n in summary.counts.items())
+    # Counted in matches: "2 flagged" alone read as two turns.
+    total = sum(summary.counts.values())
+    click.echo(one_line(f"{_count(total, 'match').replace('matchs', 'matches')}: "
+                        + ", ".join(f"{n} {s}" for s, n in summary.counts.items())
                         + f" in {summary.seconds:.1f} s{written}"))
     to_review = 0
     for r in summary.results:

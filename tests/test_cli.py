@@ -729,6 +729,8 @@ def test_a_batch_tells_turns_flagged_from_boards_set_aside(tmp_path: Path, summa
     assert (f"digitise: flagged: m1 (converted before): {said}; review with: digitise review "
             f"{out / 'm1.report.json'}") in result.stderr.splitlines()
     assert json.loads((out / "summary.json").read_text())["jobs"][0]["set_aside"] == summary.get("set_aside", 0)
+    # The batch's own line counts matches, and says so ("1 flagged" alone read as one turn).
+    assert result.stdout.startswith("1 match: 1 skipped in ")
 
 
 def test_a_batch_re_run_still_lists_the_matches_to_review(tmp_path: Path) -> None:
