@@ -45,7 +45,7 @@ from digitise.solve.corrections import (
     unfitting,
 )
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
-from digitise.solve.search import AFTER_THE_END
+from digitise.solve.search import AFTER_THE_END, MISFIT_REASON
 
 log = logging.getLogger(__name__)
 
@@ -927,8 +927,15 @@ class ReviewSession:
             new_report = self._keep_links(dict(solved))
             bad = unfitting(new_report, updated)
             if bad:
-                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
-                                  for p, b in sorted(bad, key=lambda place: (place != changed, place)))
+                # What the solver found wrong there ("arrow where no double is allowed"), when it says.
+                why: dict[tuple[int, int], list[str]] = {}
+                for (p, b, _), turn in turns_by_board(new_report):
+                    if (p, b) in bad:
+                        why.setdefault((p, b), []).extend(
+                            r for r in turn.get("reasons", ())
+                            if r not in (MISFIT_REASON, "low confidence") and r not in why.get((p, b), []))
+                places = sorted(bad, key=lambda place: (place != changed, place))
+                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in places)
                 ended = [turn for (p, b, _), turn in turns_by_board(new_report)
                          if (p, b) in bad and AFTER_THE_END in turn.get("reasons", ())]
                 if ended:
@@ -949,8 +956,11 @@ class ReviewSession:
                         f"no legal match reads {named} without the correction of page {undone[0]} board "
                         f"{undone[1]}, which {'it rests' if len(bad) == 1 else 'they rest'} on: undo {later} first; "
                         "nothing was changed")
+                explained = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
+                                      + (f" ({'; '.join(why[(p, b)])})" if why.get((p, b)) else "")
+                                      for p, b in places)
                 raise CorrectionRefused(
-                    f"no legal match reads {named} together with the rest of the note; nothing was changed"
+                    f"no legal match reads {explained} together with the rest of the note; nothing was changed"
                 )
             changes = report_changes(self.report, new_report)
             # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.

@@ -40,7 +40,7 @@ from digitise.errors import DigitiseError, InputError, short
 from digitise.fileio import beside, load_json, read_text, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
-from digitise.solve.search import AFTER_THE_END
+from digitise.solve.search import AFTER_THE_END, MISFIT_REASON
 
 FORMAT = "digitise-corrections"
 #: The version written; 1 (no "match" part) and 2 (no "pages") are read as well.
@@ -414,7 +414,7 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
         present = reasons is not None or (boards is not None and key in boards)
         if not present and corrections[key].strip().lower() == "blank":
             continue  # a blank board has no turn: nothing to check it against
-        if not present or "correction does not fit" in (reasons or []) or AFTER_THE_END in (reasons or []):
+        if not present or MISFIT_REASON in (reasons or []) or AFTER_THE_END in (reasons or []):
             bad.append(key)
     return bad
 

@@ -60,6 +60,8 @@ RESTART = -10.0
 UNPLAYED_GAME = -3.0
 #: The cost of a board after the match is over.
 AFTER_MATCH = -10.0
+#: The reason on a board whose correction the solver could not honour (the review refuses such a change).
+MISFIT_REASON = "correction does not fit"
 #: The tag of a board read as a turn after the match was won (a correction cannot put one there).
 AFTER_THE_END = "a board after the end of the match"
 #: The cost of reading a board as the turn after a missing one.
@@ -863,7 +865,7 @@ class Searcher:
             fitting = [_answered(o, forced.response) for o in fitting]
         if fitting:
             return fitting
-        return [replace(o, local=o.local - 30.0, tags=o.tags + ("correction does not fit",)) for o in options]
+        return [replace(o, local=o.local - 30.0, tags=o.tags + (MISFIT_REASON,)) for o in options]
 
 
 def _answered(option: _Option, response: str) -> _Option:

@@ -120,7 +120,9 @@ def test_a_correction_the_match_cannot_follow_is_refused_and_nothing_changes(
     # Board 6 is top's 44; saying it is a resignation leaves later boards unexplained... but the
     # solver may still honour it. A double on the opening board cannot be honoured (no cube action
     # before the first roll), so the solver tags it and the session refuses it.
-    with pytest.raises(CorrectionRefused, match="no legal match reads page 1 board 1 as 'double'"):
+    # With the solver's reason: a double before the first roll is no double at all.
+    with pytest.raises(CorrectionRefused, match="no legal match reads page 1 board 1 as 'double' "
+                                                r"\(arrow where no double is allowed\)"):
         session.correct({"page": 1, "board": 1, "action": "double"})
     assert session.export_mat() == before
     assert not corrections_path(report).exists()
