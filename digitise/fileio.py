@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,22 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+#: Temporary files being written now (write_atomic): a worker stopped by SIGTERM removes them before it goes.
+_UNFINISHED: set[str] = set()
+
+
+def remove_unfinished() -> None:
+    """Remove the temporary files of writes not finished (called by a batch worker told to stop)."""
+    for tmp in list(_UNFINISHED):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _UNFINISHED.clear()
+
+
+#: What write_atomic names its temporary files: ".NAME." + 8 of mkstemp's characters + ".tmp".
+TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 
 
 def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = False) -> Path:
@@ -44,6 +61,7 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        _UNFINISHED.add(tmp)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -66,6 +84,8 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        finally:
+            _UNFINISHED.discard(tmp)
     except OSError as exc:
         raise OutputError(f"cannot write: {folder_problem(target) or exc.strerror or exc}", target) from exc
     return target

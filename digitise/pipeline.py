@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -800,6 +801,9 @@ def _init_worker(events: Any = None, log_level: int = logging.WARNING, batch_pid
     # Ctrl-C reaches every process of the terminal's group: the batch itself stops its workers (they would
     # otherwise each print a traceback, and the pool go on with the matches queued).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The batch stops its workers with SIGTERM: by default that ends one mid-write, leaving the temporary
+    # file of its write behind in the output folder.
+    signal.signal(signal.SIGTERM, _stop_worker)
     if batch_pid is not None:
         threading.Thread(target=_exit_without, args=(batch_pid,), daemon=True, name="batch-watch").start()
     # A worker is a fresh process: without this, -v would lose a crashed job's traceback there.
@@ -812,6 +816,15 @@ def _init_worker(events: Any = None, log_level: int = logging.WARNING, batch_pid
         cv2.setNumThreads(1)
     except ImportError:  # pragma: no cover
         pass
+
+
+def _stop_worker(signum: int, frame: Any) -> None:
+    """SIGTERM in a batch worker: the unfinished writes' temporary files removed, then gone at once (the
+    pool's own loop would catch an exception and carry on with the next match)."""
+    from digitise.fileio import remove_unfinished
+
+    remove_unfinished()
+    os._exit(128 + signum)
 
 
 def _exit_without(batch_pid: int) -> None:
@@ -961,10 +974,43 @@ def _batch_lock(output_dir: Path) -> Iterator[None]:
             raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
                               "another output folder", output_dir) from None
         try:
+            same = os.fstat(handle.fileno()).st_ino == (output_dir / LOCK_NAME).stat().st_ino
+        except OSError:
+            same = False
+        if not same:
+            # Locked just as the batch before let go of it and took the file away: a batch after this
+            # one would lock a new file, and both would run.
+            raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
+                              "another output folder", output_dir)
+        _remove_orphans(output_dir)
+        try:
             yield
         finally:
-            # Taken away while still held: the folder holds the batch's outputs only.
-            (output_dir / LOCK_NAME).unlink(missing_ok=True)
+            # Taken away while still held: the folder holds the batch's outputs only. A folder made
+            # read-only meanwhile keeps it: that must not cost the summary of what was done.
+            with contextlib.suppress(OSError):
+                (output_dir / LOCK_NAME).unlink(missing_ok=True)
+
+
+#: Age (s) past which a temporary file in a batch's output folder is an orphan: a write takes milliseconds.
+ORPHAN_SECONDS = 60.0
+
+
+def _remove_orphans(output_dir: Path) -> None:
+    """Remove the temporary files a batch worker killed mid-write left in ``output_dir`` (held by this batch).
+
+    Only files named as :func:`~digitise.fileio.write_atomic` names them, and a minute old: a review page
+    may be saving into the folder at this moment.
+    """
+    from digitise.fileio import TEMP_NAME
+
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(output_dir):
+            with contextlib.suppress(OSError):
+                if (TEMP_NAME.match(entry.name) and entry.is_file(follow_symlinks=False)
+                        and now - entry.stat(follow_symlinks=False).st_mtime > ORPHAN_SECONDS):
+                    os.unlink(entry.path)
 
 
 #: The hidden file a batch locks in its output folder while it runs.
@@ -1003,7 +1049,7 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
     own = replace(options, leftovers=True)
     begun = time.time()
     try:
-        _run_jobs(todo, own, results, workers, progress, page_progress, runner)
+        _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
@@ -1018,8 +1064,12 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
 
 def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,
               progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
-              runner: Callable[[Job, ScanOptions], JobResult]) -> None:
-    """Run ``todo``, in ``workers`` processes when more than one; each result into ``results`` as it ends."""
+              runner: Callable[[Job, ScanOptions], JobResult], begun: float = 0.0) -> None:
+    """Run ``todo``, in ``workers`` processes when more than one; each result into ``results`` as it ends.
+
+    ``begun`` (a ``time.time()``): a match whose ``.mat`` was written since then is converted, though a
+    worker's death kept its result from being heard.
+    """
     global _page_read
     if workers == 1:
         _page_read = page_progress
@@ -1043,31 +1093,65 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
             while events is not None and page_progress is not None and not events.empty():
                 page_progress(events.get())
 
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
-                                 initargs=(events, logging.getLogger().getEffectiveLevel(), os.getpid()),
-                                 mp_context=context) as pool:
-            pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in by_size}
-            try:
-                _collect(pending, results, progress, relay_pages, events is not None)
-            except BaseException:
-                # No public way to stop the matches being read before Python 3.14's terminate_workers();
-                # leaving the pool's block would wait for every queued match to be converted first.
-                workers_now = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for process in workers_now:
-                    process.terminate()
-                # Gone before the summary is written, so that it tells what is on disk.
-                for process in workers_now:
-                    process.join(timeout=10)
-                raise
-            relay_pages()
+        def pool_run(jobs: list[Job], processes: int) -> list[Job]:
+            with ProcessPoolExecutor(max_workers=processes, initializer=_init_worker,
+                                     initargs=(events, logging.getLogger().getEffectiveLevel(), os.getpid()),
+                                     mp_context=context) as pool:
+                pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in jobs}
+                try:
+                    broken = _collect(pending, results, progress, relay_pages, events is not None)
+                except BaseException:
+                    # No public way to stop the matches being read before Python 3.14's terminate_workers();
+                    # leaving the pool's block would wait for every queued match to be converted first.
+                    workers_now = list((getattr(pool, "_processes", None) or {}).values())
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for process in workers_now:
+                        process.terminate()
+                    # Gone before the summary is written, so that it tells what is on disk.
+                    for process in workers_now:
+                        process.join(timeout=10)
+                    raise
+                relay_pages()
+            return sorted(broken, key=jobs.index)
+
+        def heard_of(jobs: list[Job]) -> list[Job]:
+            """``jobs`` less those a worker converted before the pool broke (their .mat says so)."""
+            left = []
+            for job in jobs:
+                written = _written_meanwhile(job, begun)
+                if written is None:
+                    left.append(job)
+                    continue
+                results[job.name] = written
+                if progress:
+                    progress(written)
+            return left
+
+        remaining = by_size
+        while remaining:
+            broken = heard_of(pool_run(remaining, workers))
+            # A worker died (killed, or out of memory): the pool fails every match not done, the queued
+            # ones too. The one that killed it was among the first few handed out: each of those is tried
+            # again alone, so it cannot take others with it; the rest go on in a new pool.
+            suspects, remaining = broken[:workers + 1], broken[workers + 1:]
+            for job in suspects:
+                if pool_run([job], 1):
+                    died = JobResult(job.name, "failed", job.page_count,
+                                     f"{job.name}: the process converting it died (killed, or out of memory?): "
+                                     "the other matches went on", code=int(ExitCode.INTERNAL))
+                    results[job.name] = died
+                    if progress:
+                        progress(died)
         if events is not None:
             events.close()
 
 
 def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult],
-             progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None], polled: bool) -> None:
-    """Wait for the workers' jobs, each result into ``results`` (and ``progress``) as it ends."""
+             progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None],
+             polled: bool) -> list[Job]:
+    """Wait for the workers' jobs, each result into ``results`` (and ``progress``) as it ends; the jobs not
+    done because a worker died (the pool is then broken) are returned, not taken for failed."""
+    broken: list[Job] = []
     while pending:
         # Woken now and then to pass on the pages read, not only when a match is done.
         done, _ = wait(pending, timeout=PAGE_POLL_SECONDS if polled else None, return_when=FIRST_COMPLETED)
@@ -1076,11 +1160,16 @@ def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult
             job = pending.pop(future)
             try:
                 result = future.result()
-            except Exception as exc:  # noqa: BLE001 - a worker that died
-                result = JobResult(job.name, "failed", job.page_count, f"{job.name}: worker failed: {exc}")
+            except BrokenProcessPool:
+                broken.append(job)
+                continue
+            except Exception as exc:  # noqa: BLE001 - what the worker could not send back
+                result = JobResult(job.name, "failed", job.page_count, f"{job.name}: worker failed: {exc}",
+                                   code=int(ExitCode.INTERNAL))
             results[job.name] = result
             if progress:
                 progress(result)
+    return broken
 
 
 def _summarise(found: list[Job], failed: list[JobResult], results: dict[str, JobResult], input_dir: Path,

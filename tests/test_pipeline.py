@@ -139,6 +139,67 @@ def test_batch_survives_a_crashing_job(tmp_path: Path) -> None:
     assert next(r for r in summary.results if r.name == "m1").status == "done"
 
 
+def _dying_runner(job: Job, options: ScanOptions) -> JobResult:
+    """m2's worker dies as the kernel's out-of-memory killer ends one: no exception, the process gone."""
+    if job.name == "m2":
+        import os
+
+        os._exit(137)
+    return _fake_runner(job, options)
+
+
+def test_a_worker_that_dies_costs_its_own_match_only(tmp_path: Path) -> None:
+    """A worker killed (kill -9, or out of memory) broke the pool, and every match not done yet, the queued
+    ones too, was failed with "A process in the process pool was terminated abruptly"."""
+    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=2, runner=_dying_runner)
+    status = {r.name: r.status for r in summary.results}
+    # Converted (a match done just as the pool broke is taken from its .mat: "flagged" here, with no report).
+    assert status["m1"] in ("done", "flagged") and status["single"] in ("done", "flagged"), \
+        [(r.name, r.reason) for r in summary.results]
+    died = next(r for r in summary.results if r.name == "m2")
+    assert died.status == "failed" and "the process converting it died" in died.reason
+    assert summary.exit_code is ExitCode.INTERNAL
+    assert (tmp_path / "out" / "m1.mat").exists() and (tmp_path / "out" / "single.mat").exists()
+
+
+def test_a_batch_clears_what_a_killed_worker_left_half_written(tmp_path: Path) -> None:
+    """A worker killed mid-write leaves its temporary file: the next batch into the folder removes it once
+    it is a minute old (a review page may be saving into the folder just now)."""
+    import os
+    import time
+
+    out = tmp_path / "out"
+    out.mkdir()
+    old, fresh, theirs = out / ".m1.mat.abcd_123.tmp", out / ".m2.mat.efgh_456.tmp", out / "notes.tmp"
+    for path in (old, fresh, theirs):
+        path.write_text("half")
+    os.utime(old, (time.time() - 120, time.time() - 120))
+    os.utime(theirs, (time.time() - 120, time.time() - 120))
+    batch(_tree(tmp_path), out, ScanOptions(), jobs=1, runner=_fake_runner)
+    assert not old.exists() and fresh.exists() and theirs.exists()
+
+
+def test_unfinished_writes_can_be_taken_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a batch worker told to stop (SIGTERM) removes before it goes: the writes it is in the middle of."""
+    import os
+
+    from digitise import fileio
+
+    seen: list[str] = []
+
+    def stopped(fd: int) -> None:
+        seen.extend(fileio._UNFINISHED)
+        assert all(os.path.exists(tmp) for tmp in seen)
+        fileio.remove_unfinished()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fileio.os, "fsync", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(tmp_path / "m.mat", "text")
+    assert len(seen) == 1 and not os.path.exists(seen[0]) and list(tmp_path.iterdir()) == []
+    assert not fileio._UNFINISHED
+
+
 def _level_runner(job: Job, options: ScanOptions) -> JobResult:
     """Says, as its reason, the logging level of the process it runs in."""
     return JobResult(job.name, "done", len(job.pages), str(logging.getLogger().getEffectiveLevel()))

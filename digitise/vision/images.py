@@ -71,6 +71,13 @@ MIN_SIDE = 400
 #: (2^30 pixels, past which it fails without saying why). A grey page this size takes 600 MB, a
 #: colour one 1.8 GB.
 MAX_PAGE_PIXELS = 600_000_000
+#: Most bytes a page's decoded picture may take, as its header declares it (width x height x channels x
+#: bytes a sample): a 600-megapixel colour page at 8 bits. A 4.5 MB PNG of 24000 x 24000 16-bit RGBA
+#: pixels is under the pixel limit and decodes to 4.6 GB: it took a batch to 23 GB and the kernel killed it.
+MAX_PAGE_BYTES = 3 * MAX_PAGE_PIXELS
+#: Rows composited onto white at a time for a picture with transparency: float work a slice at a time,
+#: not over the whole page (four float copies of a large RGBA page are gigabytes).
+ALPHA_ROWS = 512
 #: A bilevel page is taken as dithered when more than this share of its black pixels touch no other
 #: black pixel (on their four sides). Dithering draws paper and grey lines as such lone dots: 0.55-0.7
 #: of the black pixels on the sample pages; a thresholded scan's strokes and lines leave under 0.005.
@@ -395,7 +402,11 @@ FORMATS_READ = "PNG, JPEG, TIFF, BMP, WebP or PDF"
 def _to_uint8(image: np.ndarray) -> np.ndarray:
     """8-bit grey or BGR from whatever depth and channels the decoder gave."""
     if image.dtype == np.uint16:
-        image = (image >> 8).astype(np.uint8)
+        if image.flags.writeable:
+            np.right_shift(image, 8, out=image)  # in place: a large 16-bit page is not copied at its own size
+            image = image.astype(np.uint8)
+        else:
+            image = (image >> 8).astype(np.uint8)
     elif image.dtype == bool:
         image = image.astype(np.uint8) * 255
     elif image.dtype in (np.float32, np.float64):
@@ -408,10 +419,14 @@ def _to_uint8(image: np.ndarray) -> np.ndarray:
         if channels == 1:
             image = image[:, :, 0]
         elif channels == 4:
-            # Transparent parts of a scan are paper: composite onto white.
-            alpha = image[:, :, 3:4].astype(np.float32) / 255.0
-            rgb = image[:, :, :3].astype(np.float32)
-            image = (rgb * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+            # Transparent parts of a scan are paper: composite onto white, a slice at a time (memory).
+            out = np.empty(image.shape[:2] + (3,), np.uint8)
+            for top in range(0, image.shape[0], ALPHA_ROWS):
+                rows = image[top:top + ALPHA_ROWS]
+                alpha = rows[:, :, 3:4].astype(np.float32) / 255.0
+                out[top:top + ALPHA_ROWS] = (rows[:, :, :3].astype(np.float32) * alpha
+                                             + 255.0 * (1.0 - alpha)).astype(np.uint8)
+            image = out
         elif channels == 2:
             image = image[:, :, 0]
     if image.ndim == 3 and _is_grey(image):
@@ -442,13 +457,30 @@ def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = Non
     return PageImage(str(path), number, image, dpi, damage, washed_out)
 
 
-def _too_large(width: int, height: int) -> str | None:
-    """Why an image of this size is refused (see :data:`MAX_PAGE_PIXELS`), or None when it is not."""
+def _too_large(width: int, height: int, sample_bytes: int = 1) -> str | None:
+    """Why an image of this size is refused (see :data:`MAX_PAGE_PIXELS` and :data:`MAX_PAGE_BYTES`:
+    ``sample_bytes`` is what one pixel takes decoded, all channels), or None when it is not."""
     pixels = width * height
-    if pixels <= MAX_PAGE_PIXELS:
-        return None
-    return (f"image too large: {width}x{height} px, {_megapixels(pixels)} megapixels "
-            f"(over the {_megapixels(MAX_PAGE_PIXELS)}-megapixel limit)")
+    if pixels > MAX_PAGE_PIXELS:
+        return (f"image too large: {width}x{height} px, {_megapixels(pixels)} megapixels "
+                f"(over the {_megapixels(MAX_PAGE_PIXELS)}-megapixel limit)")
+    if pixels * sample_bytes > MAX_PAGE_BYTES:
+        return (f"image too large: {width}x{height} px at {8 * sample_bytes} bits a pixel would take "
+                f"{pixels * sample_bytes / 1e9:.1f} GB decoded (over the {MAX_PAGE_BYTES / 1e9:.1f} GB limit): "
+                "save it with 8 bits a channel, or at a lower resolution")
+    return None
+
+
+#: Channels of each PNG colour type (grey, RGB, palette, grey + alpha, RGBA).
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+
+
+def _png_pixel_bytes(data: bytes) -> int:
+    """Bytes a PNG's pixel takes decoded, as its header declares (1 when it does not say)."""
+    if len(data) < 26 or data[12:16] != b"IHDR":
+        return 1
+    depth, colour = data[24], data[25]
+    return _PNG_CHANNELS.get(colour, 1) * (2 if depth == 16 else 1)
 
 
 def _megapixels(pixels: int) -> str:
@@ -889,7 +921,7 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
 def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str | None]:
     """A single-image file's pixels, and what the decoder patched over (see :attr:`PageImage.damage`)."""
     declared = _declared_size(data, kind)
-    too_large = _too_large(*declared) if declared else None
+    too_large = _too_large(*declared, _png_pixel_bytes(data) if kind == "png" else 1) if declared else None
     if too_large:
         raise InputError(too_large, path)
     if kind == "jpeg":

@@ -611,6 +611,32 @@ def test_a_page_over_the_pixel_limit_is_refused_before_decoding(tmp_path: Path, 
     assert second.reason == "image too large: 1250x1000 px, 1.2 megapixels (over the 1.0-megapixel limit)"
 
 
+def test_a_png_that_would_decode_too_large_is_refused_before_decoding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 4.5 MB PNG of 24000 x 24000 16-bit RGBA pixels is under the pixel limit, and decoded it took a batch
+    to 23 GB. Its header says what it would take; the limit is on that. (Here both limits scaled down.)"""
+    monkeypatch.setattr(images, "MAX_PAGE_BYTES", 4_000_000)
+    rgba = np.full((1000, 1000, 4), 65535, np.uint16)
+    cv2.imwrite(str(tmp_path / "deep.png"), rgba)
+    with pytest.raises(InputError) as info:
+        load_pages(tmp_path / "deep.png")
+    assert info.value.message == (f"{tmp_path / 'deep.png'}: image too large: 1000x1000 px at 64 bits a pixel "
+                                  "would take 0.0 GB decoded (over the 0.0 GB limit): save it with 8 bits a "
+                                  "channel, or at a lower resolution")
+    cv2.imwrite(str(tmp_path / "plain.png"), _page(230, (1000, 1000)))  # 1 MB of grey: read
+    (page,) = load_pages(tmp_path / "plain.png")
+    assert isinstance(page, PageImage)
+
+
+def test_transparency_is_composited_onto_white_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(images, "ALPHA_ROWS", 7)
+    rng = np.random.default_rng(3)
+    rgba = rng.integers(0, 256, (50, 40, 4), dtype=np.uint8)
+    alpha = rgba[:, :, 3:4].astype(np.float32) / 255.0
+    expected = (rgba[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
+    assert np.array_equal(images._to_uint8(rgba), expected)
+
+
 def test_pillows_own_size_limit_neither_warns_nor_refuses_a_page_under_ours(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pillow warns past 89 megapixels and refuses past 179: a 1200-dpi A4 scan (139) is a page like any other.
