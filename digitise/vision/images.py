@@ -471,6 +471,13 @@ def _too_large(width: int, height: int, sample_bytes: int = 1) -> str | None:
     return None
 
 
+def _pillow_pixel_bytes(mode: str, bands: int) -> int:
+    """Bytes a pixel of a Pillow image of ``mode`` takes decoded."""
+    if mode in ("I", "F"):
+        return 4
+    return bands * (2 if mode.startswith("I;16") else 1)
+
+
 #: Channels of each PNG colour type (grey, RGB, palette, grey + alpha, RGBA).
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 
@@ -1080,7 +1087,9 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
     with tifffile.TiffFile(io.BytesIO(data)) as tiff:
         page: Any = tiff.pages[index]  # a TiffPage: frames (TiffFrame) only when asked for
         compression = int(page.compression)
-        too_large = _too_large(int(page.imagewidth), int(page.imagelength))
+        # Bytes a pixel takes decoded: a 16-bit or many-sample TIFF takes several times its pixel count.
+        sample = max(1, int(page.samplesperpixel)) * max(1, (int(page.bitspersample) + 7) // 8)
+        too_large = _too_large(int(page.imagewidth), int(page.imagelength), sample)
         if too_large:
             raise ValueError(too_large)
         try:
@@ -1167,7 +1176,8 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                     continue
                 yield _as_page(_to_uint8(array), path, number, dpi)
                 continue
-            too_large = _too_large(*frame.size)
+            width, height = frame.size
+            too_large = _too_large(width, height, _pillow_pixel_bytes(frame.mode, len(frame.getbands())))
             if too_large:
                 yield PageError(too_large, path, page)
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from pathlib import Path
 
@@ -623,6 +624,13 @@ def test_a_png_that_would_decode_too_large_is_refused_before_decoding(
     assert info.value.message == (f"{tmp_path / 'deep.png'}: image too large: 1000x1000 px at 64 bits a pixel "
                                   "would take 0.0 GB decoded (over the 0.0 GB limit): save it with 8 bits a "
                                   "channel, or at a lower resolution")
+    import tifffile
+
+    tifffile.imwrite(tmp_path / "deep.tif", rgba[:, :, :3])  # 16-bit RGB: 6 MB decoded
+    monkeypatch.setattr(images, "MAX_PAGE_BYTES", 2_500_000)  # what it decodes to, however it is decoded
+    (refused,) = load_pages(tmp_path / "deep.tif")  # a TIFF's pages are refused one by one
+    assert isinstance(refused, PageError)
+    assert re.match(r"image too large: 1000x1000 px at (24|48) bits a pixel would take", refused.reason)
     cv2.imwrite(str(tmp_path / "plain.png"), _page(230, (1000, 1000)))  # 1 MB of grey: read
     (page,) = load_pages(tmp_path / "plain.png")
     assert isinstance(page, PageImage)
