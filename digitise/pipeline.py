@@ -14,6 +14,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -704,6 +705,12 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
         else:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
             continue
+        piped = next((page for page in pages if _is_pipe(page)), None)
+        if piped is not None:
+            # Read, it would wait for ever on a writer that never writes, and the batch with it.
+            failed.append(JobResult(name, "failed", 0, f"{piped}: a named pipe, not a page file: a batch reads "
+                                                        "files only (give a pipe to `digitise scan`)"))
+            continue
         found.append((entry, Job(name, pages, output_dir / f"{name}.mat", output_dir / f"{name}.report.json",
                                  sum(page_count(page) for page in pages))))
     by_name: dict[str, list[Path]] = {}
@@ -744,8 +751,17 @@ def _pages_under(folder: Path) -> Iterator[Path]:
             # A page named as one is a page, even a link leading nowhere: reading it says what is wrong, where
             # leaving it out would shorten the match without a word. So is a picture named otherwise
             # ("page3", "page4.png.bak"); other files (notes, a scanner's index) are not pages.
-            if suffix in IMAGE_SUFFIXES or suffix in UNREAD_IMAGE_SUFFIXES or _holds_a_picture(path):
+            # A named pipe is not looked into (that could wait for ever): the match is failed for it.
+            if suffix in IMAGE_SUFFIXES or suffix in UNREAD_IMAGE_SUFFIXES or _is_pipe(path) or _holds_a_picture(path):
                 yield path
+
+
+def _is_pipe(path: Path) -> bool:
+    """Whether ``path`` is (or leads to) a named pipe."""
+    try:
+        return stat.S_ISFIFO(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _holds_a_picture(path: Path) -> bool:

@@ -200,6 +200,27 @@ def test_unfinished_writes_can_be_taken_back(tmp_path: Path, monkeypatch: pytest
     assert not fileio._UNFINISHED
 
 
+def test_a_named_pipe_among_the_pages_fails_its_match_without_waiting(tmp_path: Path) -> None:
+    """A pipe named page.png that something holds open without writing hung the batch: reading it waits."""
+    import os
+
+    scans = _tree(tmp_path)
+    (scans / "m3").mkdir()
+    held = []
+    for name in ("page.png", "page4"):
+        os.mkfifo(scans / "m3" / name)
+        # Open for reading and writing (Linux allows it on a pipe): a writer that never writes.
+        held.append(os.open(scans / "m3" / name, os.O_RDWR))
+    try:
+        summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner)
+    finally:
+        for fd in held:
+            os.close(fd)
+    m3 = next(r for r in summary.results if r.name == "m3")
+    assert m3.status == "failed" and "a named pipe, not a page file" in m3.reason
+    assert next(r for r in summary.results if r.name == "m1").status == "done"
+
+
 def _level_runner(job: Job, options: ScanOptions) -> JobResult:
     """Says, as its reason, the logging level of the process it runs in."""
     return JobResult(job.name, "done", len(job.pages), str(logging.getLogger().getEffectiveLevel()))
