@@ -204,8 +204,8 @@ def shell_quoted(path: str) -> str:
     return "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
@@ -283,7 +283,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         if bar is not None:
             bar.close()
         left = stop.summary.counts.get("interrupted", 0)
-        _say(f"digitise: interrupted: {left} match{'' if left == 1 else 'es'} not converted (listed in "
+        _say(f"digitise: interrupted: {_count(left, 'match', 'matches')} not converted (listed in "
              f"{summary_path(output_dir)}); the same command again converts them and skips the rest")
         raise SystemExit(130) from None
     if bar is not None:
@@ -291,7 +291,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
     # Counted in matches: "2 flagged" alone read as two turns.
     total = sum(summary.counts.values())
-    click.echo(one_line(f"{_count(total, 'match').replace('matchs', 'matches')}: "
+    click.echo(one_line(f"{_count(total, 'match', 'matches')}: "
                         + ", ".join(f"{n} {s}" for s, n in summary.counts.items())
                         + f" in {summary.seconds:.1f} s{written}"))
     to_review = 0
@@ -397,7 +397,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
              "Ctrl-C to stop)")
     elif server.folder is not None:
         count = len(server.folder.reports)
-        _say(f"Review page: {server.url}  ({count} {'match' if count == 1 else 'matches'} in "
+        _say(f"Review page: {server.url}  ({_count(count, 'match', 'matches')} in "
              f"{server.folder.folder}; each one's corrections saved beside its report and written into "
              "its .mat; Ctrl-C to stop)")
     if host in ("0.0.0.0", "::", ""):

@@ -288,10 +288,10 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     # The page files as `read` saw them: looked up again, a relative name would be found or not depending on
     # where this runs, and the corrections applied or refused with it. Readings from before `read` recorded
     # the sizes are looked up where their files still are.
-    files = [(Path(page.source).name, page.source_bytes) for page in read.pages
-             if page.source and page.source_bytes is not None]
+    files = tuple(dict.fromkeys((Path(page.source).name, page.source_bytes) for page in read.pages
+                                if page.source and page.source_bytes is not None))
     corrections, options, pages_note = _reviewed(
-        options, tuple(dict.fromkeys(files)) if files else _page_files([Path(p.source) for p in read.pages if p.source]))
+        options, files or _page_files([Path(p.source) for p in read.pages if p.source]))
     scan_notes = page_notes(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
@@ -307,7 +307,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
         from digitise.solve.corrections import pages_to_json
 
         # As scan records them: a review of this report saves its corrections with the pages they were made on.
-        extra["source_files"] = pages_to_json(tuple(dict.fromkeys(files)))
+        extra["source_files"] = pages_to_json(files)
     _write_match(result, output, report, options, extra, None)
     return ScanSummary.of(output, report, len(readings.pages), result)
 
@@ -987,8 +987,7 @@ def _batch_lock(output_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
-                              "another output folder", output_dir) from None
+            raise OutputError(LOCKED, output_dir) from None
         try:
             same = os.fstat(handle.fileno()).st_ino == (output_dir / LOCK_NAME).stat().st_ino
         except OSError:
@@ -996,8 +995,7 @@ def _batch_lock(output_dir: Path) -> Iterator[None]:
         if not same:
             # Locked just as the batch before let go of it and took the file away: a batch after this
             # one would lock a new file, and both would run.
-            raise OutputError("another batch is converting into this folder now: wait for it to end, or give "
-                              "another output folder", output_dir)
+            raise OutputError(LOCKED, output_dir)
         _remove_orphans(output_dir)
         try:
             yield
@@ -1031,6 +1029,8 @@ def _remove_orphans(output_dir: Path) -> None:
 
 #: The hidden file a batch locks in its output folder while it runs.
 LOCK_NAME = ".digitise-batch.lock"
+#: Why a batch is refused an output folder another batch holds.
+LOCKED = "another batch is converting into this folder now: wait for it to end, or give another output folder"
 
 
 def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output_dir: Path, options: ScanOptions,
@@ -1151,7 +1151,7 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
             # again alone, so it cannot take others with it; the rest go on in a new pool.
             suspects, remaining = broken[:workers + 1], broken[workers + 1:]
             for job in suspects:
-                if pool_run([job], 1):
+                if heard_of(pool_run([job], 1)):
                     died = JobResult(job.name, "failed", job.page_count,
                                      f"{job.name}: the process converting it died (killed, or out of memory?): "
                                      "the other matches went on", code=int(ExitCode.INTERNAL))

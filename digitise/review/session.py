@@ -45,7 +45,7 @@ from digitise.solve.corrections import (
     unfitting,
 )
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
-from digitise.solve.search import AFTER_THE_END, MISFIT_REASON
+from digitise.solve.search import AFTER_THE_END, LOW_CONFIDENCE, MISFIT_REASON
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +322,7 @@ class ReviewSession:
         self.readings_path = self._find_readings(readings_path)
         self._readings_stamp = file_stamp(self.readings_path)
         #: The files' stamps when a new scan was last tried (:meth:`renewed`), and why it could not be loaded.
-        self._rescan_tried: tuple[object, object] | None = None
+        self._rescan_tried: tuple[tuple[int, int, int] | None, tuple[int, int, int] | None] | None = None
         self._rescan_problem: str | None = None
         self.readings = self._load_readings(self.readings_path) if self.readings_path else None
         # The readings never change during a session: their boards and images are looked up once.
@@ -660,10 +660,13 @@ class ReviewSession:
         rests_on = f"{self._report_stamp}|{self._readings_stamp}|{self._disk}"
         return hashlib.sha256(rests_on.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
+    def _stamps(self) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None]:
+        """The report's and the readings' :func:`file_stamp` now."""
+        return file_stamp(self.report_path), file_stamp(self.readings_path)
+
     def rescanned(self) -> bool:
         """Whether the report or its readings were written again since this session loaded them (a new scan)."""
-        return (file_stamp(self.report_path) != self._report_stamp
-                or (self.readings_path is not None and file_stamp(self.readings_path) != self._readings_stamp))
+        return self._stamps() != (self._report_stamp, self._readings_stamp)
 
     def fresh(self) -> ReviewSession:
         """This report's session made again from the files as they are now (after :meth:`rescanned`).
@@ -685,8 +688,8 @@ class ReviewSession:
         this session is kept: its page says why and it refuses changes. Each
         new state of the files is tried once.
         """
-        stamps = (file_stamp(self.report_path), file_stamp(self.readings_path))
-        if not self.rescanned() or stamps == self._rescan_tried:
+        stamps = self._stamps()
+        if stamps in ((self._report_stamp, self._readings_stamp), self._rescan_tried):
             return self
         self._rescan_tried = stamps
         try:
@@ -927,17 +930,10 @@ class ReviewSession:
             new_report = self._keep_links(dict(solved))
             bad = unfitting(new_report, updated)
             if bad:
-                # What the solver found wrong there ("arrow where no double is allowed"), when it says.
-                why: dict[tuple[int, int], list[str]] = {}
-                for (p, b, _), turn in turns_by_board(new_report):
-                    if (p, b) in bad:
-                        why.setdefault((p, b), []).extend(
-                            r for r in turn.get("reasons", ())
-                            if r not in (MISFIT_REASON, "low confidence") and r not in why.get((p, b), []))
+                refused = [(p, b, turn) for (p, b, _), turn in turns_by_board(new_report) if (p, b) in bad]
                 places = sorted(bad, key=lambda place: (place != changed, place))
                 named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in places)
-                ended = [turn for (p, b, _), turn in turns_by_board(new_report)
-                         if (p, b) in bad and AFTER_THE_END in turn.get("reasons", ())]
+                ended = [turn for _, _, turn in refused if AFTER_THE_END in turn.get("reasons", ())]
                 if ended:
                     raise CorrectionRefused(f"page {ended[0]['page']} board {ended[0]['board']} comes after the end "
                                             "of the match: it cannot hold a turn; nothing was changed")
@@ -956,6 +952,12 @@ class ReviewSession:
                         f"no legal match reads {named} without the correction of page {undone[0]} board "
                         f"{undone[1]}, which {'it rests' if len(bad) == 1 else 'they rest'} on: undo {later} first; "
                         "nothing was changed")
+                # What the solver found wrong there ("arrow where no double is allowed"), when it says.
+                why: dict[tuple[int, int], list[str]] = {}
+                for p, b, turn in refused:
+                    for reason in turn.get("reasons", ()):
+                        if reason not in (MISFIT_REASON, LOW_CONFIDENCE) and reason not in why.setdefault((p, b), []):
+                            why[(p, b)].append(reason)
                 explained = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
                                       + (f" ({'; '.join(why[(p, b)])})" if why.get((p, b)) else "")
                                       for p, b in places)

@@ -111,6 +111,7 @@ from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.roster import roster_name
 from digitise.solve.search import (
     FOREIGN,
+    LOW_CONFIDENCE,
     POOR_FIT,
     Cache,
     Event,
@@ -844,7 +845,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
                 skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
             continue
         if ev is not None and doubtful:
-            reasons.append("low confidence")
+            reasons.append(LOW_CONFIDENCE)
         elif ev is not None and id(node) in costly:
             reasons.append(f"{costly[id(node)]} later turns rest on this board, and it is not sure enough for that")
         if id(node) in after_gap:

@@ -62,6 +62,8 @@ UNPLAYED_GAME = -3.0
 AFTER_MATCH = -10.0
 #: The reason on a board whose correction the solver could not honour (the review refuses such a change).
 MISFIT_REASON = "correction does not fit"
+#: The reason on a board flagged because it is not sure enough.
+LOW_CONFIDENCE = "low confidence"
 #: The tag of a board read as a turn after the match was won (a correction cannot put one there).
 AFTER_THE_END = "a board after the end of the match"
 #: The cost of reading a board as the turn after a missing one.

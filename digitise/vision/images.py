@@ -457,16 +457,16 @@ def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = Non
     return PageImage(str(path), number, image, dpi, damage, washed_out)
 
 
-def _too_large(width: int, height: int, sample_bytes: int = 1) -> str | None:
+def _too_large(width: int, height: int, pixel_bytes: int = 1) -> str | None:
     """Why an image of this size is refused (see :data:`MAX_PAGE_PIXELS` and :data:`MAX_PAGE_BYTES`:
-    ``sample_bytes`` is what one pixel takes decoded, all channels), or None when it is not."""
+    ``pixel_bytes`` is what one pixel takes decoded, all channels), or None when it is not."""
     pixels = width * height
     if pixels > MAX_PAGE_PIXELS:
         return (f"image too large: {width}x{height} px, {_megapixels(pixels)} megapixels "
                 f"(over the {_megapixels(MAX_PAGE_PIXELS)}-megapixel limit)")
-    if pixels * sample_bytes > MAX_PAGE_BYTES:
-        return (f"image too large: {width}x{height} px at {8 * sample_bytes} bits a pixel would take "
-                f"{pixels * sample_bytes / 1e9:.1f} GB decoded (over the {MAX_PAGE_BYTES / 1e9:.1f} GB limit): "
+    if pixels * pixel_bytes > MAX_PAGE_BYTES:
+        return (f"image too large: {width}x{height} px at {8 * pixel_bytes} bits a pixel would take "
+                f"{pixels * pixel_bytes / 1e9:.1f} GB decoded (over the {MAX_PAGE_BYTES / 1e9:.1f} GB limit): "
                 "save it with 8 bits a channel, or at a lower resolution")
     return None
 
@@ -1088,8 +1088,8 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
         page: Any = tiff.pages[index]  # a TiffPage: frames (TiffFrame) only when asked for
         compression = int(page.compression)
         # Bytes a pixel takes decoded: a 16-bit or many-sample TIFF takes several times its pixel count.
-        sample = max(1, int(page.samplesperpixel)) * max(1, (int(page.bitspersample) + 7) // 8)
-        too_large = _too_large(int(page.imagewidth), int(page.imagelength), sample)
+        pixel_bytes = max(1, int(page.samplesperpixel)) * max(1, (int(page.bitspersample) + 7) // 8)
+        too_large = _too_large(int(page.imagewidth), int(page.imagelength), pixel_bytes)
         if too_large:
             raise ValueError(too_large)
         try:
