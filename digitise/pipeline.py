@@ -1081,13 +1081,16 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
 def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,
               progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
               runner: Callable[[Job, ScanOptions], JobResult], begun: float = 0.0) -> None:
-    """Run ``todo``, in ``workers`` processes when more than one; each result into ``results`` as it ends.
+    """Run ``todo`` in ``workers`` processes (in this one when it is a single match); each result into
+    ``results`` as it ends.
 
     ``begun`` (a ``time.time()``): a match whose ``.mat`` was written since then is converted, though a
     worker's death kept its result from being heard.
     """
     global _page_read
-    if workers == 1:
+    # One job or two, matches are converted in worker processes, so a match that kills its process (out of
+    # memory, a crash below Python) costs that match alone. A lone match has no others to cost.
+    if len(todo) <= 1:
         _page_read = page_progress
         try:
             for job in todo:

@@ -148,10 +148,12 @@ def _dying_runner(job: Job, options: ScanOptions) -> JobResult:
     return _fake_runner(job, options)
 
 
-def test_a_worker_that_dies_costs_its_own_match_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_worker_that_dies_costs_its_own_match_only(tmp_path: Path, jobs: int) -> None:
     """A worker killed (kill -9, or out of memory) broke the pool, and every match not done yet, the queued
-    ones too, was failed with "A process in the process pool was terminated abruptly"."""
-    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=2, runner=_dying_runner)
+    ones too, was failed with "A process in the process pool was terminated abruptly". With one job the
+    matches were converted in the batch's own process, and one that died took the whole batch with it."""
+    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=jobs, runner=_dying_runner)
     status = {r.name: r.status for r in summary.results}
     # Converted (a match done just as the pool broke is taken from its .mat: "flagged" here, with no report).
     assert status["m1"] in ("done", "flagged") and status["single"] in ("done", "flagged"), \
@@ -339,15 +341,16 @@ def test_what_an_interrupted_run_left_without_its_mat_is_replaced_on_the_rerun(t
     scans, out = _tree(tmp_path), tmp_path / "out"
     out.mkdir()
     (out / "m1.report.readings.json").write_text("stale\n")
-    seen: list[ScanOptions] = []
+    summary = batch(scans, out, ScanOptions(), jobs=1, runner=_leftovers_runner)
+    reasons = {r.name: (r.status, r.reason) for r in summary.results}
+    assert reasons["m1"] == ("done", "") and reasons["single"] == ("done", ""), reasons
 
-    def runner(job: Job, options: ScanOptions) -> JobResult:
-        seen.append(options)
-        return _fake_runner(job, options)
 
-    summary = batch(scans, out, ScanOptions(), jobs=1, runner=runner)
-    assert {r.name: r.status for r in summary.results}["m1"] == "done"
-    assert all(o.leftovers and not o.overwrite for o in seen)
+def _leftovers_runner(job: Job, options: ScanOptions) -> JobResult:
+    """Converts a match only when told to replace a stopped run's leftovers and nothing else."""
+    if not options.leftovers or options.overwrite:
+        return JobResult(job.name, "failed", job.page_count, f"options {options}")
+    return _fake_runner(job, options)
 
 
 def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path: Path,
@@ -569,22 +572,32 @@ def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path
 def test_a_match_written_as_the_batch_was_stopped_is_listed_as_converted(tmp_path: Path) -> None:
     """Stopped after a match's files were all written but before its result came back: the summary says what
     the disk holds (it said "interrupted" beside a complete .mat)."""
+    import os
+
     out = tmp_path / "out"
-
-    def written_then_stopped(job: Job, options: ScanOptions) -> JobResult:
-        if job.name == "m2":
-            write_atomic(job.report, json.dumps({"summary": {"turns": 12, "flagged": 2}}))
-            write_atomic(job.output, "written\n")
-            raise KeyboardInterrupt
-        return _fake_runner(job, options)
-
+    (tmp_path / "batch.pid").write_text(str(os.getpid()))
+    # One worker converts m1, m2 and single in that order (the longest first, then as found).
     with pytest.raises(BatchInterrupted) as info:
-        batch(_tree(tmp_path), out, ScanOptions(), jobs=1, runner=written_then_stopped)
+        batch(_tree(tmp_path), out, ScanOptions(), jobs=1, runner=_written_then_stopped)
     found = {r.name: r for r in info.value.summary.results}
     assert (found["m2"].status, found["m2"].turns, found["m2"].flagged) == ("flagged", 12, 2)
     assert found["single"].status == "interrupted"
     jobs = {j["name"]: j["status"] for j in json.loads((out / "summary.json").read_text())["jobs"]}
     assert jobs["m2"] == "flagged" and jobs["single"] == "interrupted"
+
+
+def _written_then_stopped(job: Job, options: ScanOptions) -> JobResult:
+    """m2's files are written, then Ctrl-C reaches the batch before m2's result does."""
+    import os
+    import signal
+    import time
+
+    if job.name == "m2":
+        write_atomic(job.report, json.dumps({"summary": {"turns": 12, "flagged": 2}}))
+        write_atomic(job.output, "written\n")
+        os.kill(int((job.output.parent.parent / "batch.pid").read_text()), signal.SIGINT)
+        time.sleep(60)  # the batch stops this worker long before
+    return _fake_runner(job, options)
 
 
 def test_a_match_folder_loses_no_page_without_a_word(tmp_path: Path) -> None:
@@ -638,13 +651,18 @@ def test_a_link_back_to_the_folder_is_no_match(tmp_path: Path) -> None:
     assert "up" in reasons
 
 
+def _pid_runner(job: Job, options: ScanOptions) -> JobResult:
+    """Says, as its reason, the process it ran in."""
+    import os
+
+    return JobResult(job.name, "failed", job.page_count, str(os.getpid()))
+
+
 def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--jobs 1000 on one core: one worker (here: in this process, so a runner that cannot be sent to a worker
-    process, a closure, still runs)."""
+    """--jobs 1000 on one core: one worker, not this process (one of several matches may kill its process)."""
+    import os
+
     monkeypatch.setattr("os.cpu_count", lambda: 1)
-
-    def runner(job: Job, options: ScanOptions) -> JobResult:
-        return _fake_runner(job, options)
-
-    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1000, runner=runner)
-    assert {r.name: r.status for r in summary.results}["m1"] == "done"
+    summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1000, runner=_pid_runner)
+    pids = {r.reason for r in summary.results if r.name in ("m1", "m2", "single")}
+    assert len(pids) == 1 and pids != {str(os.getpid())}
