@@ -27,8 +27,8 @@ from typing import Any
 
 from digitise.errors import DigitiseError, InputError, OutputError, short
 from digitise.fileio import folder_problem, load_json, write_atomic
-from digitise.game.match import MAX_MATCH_LENGTH
-from digitise.game.position import Position
+from digitise.game.match import MAX_MATCH_LENGTH, Cube, MatchState
+from digitise.game.position import Position, Side
 from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
 from digitise.solve.corrections import (
     Corrections,
@@ -292,6 +292,55 @@ def with_other_turns(text: str, part: str, turns: Sequence[Mapping[str, Any]]) -
         return text
     return "; ".join(text if name == part else others[name] for name in ("cube", "move", "resign")
                      if name == part or name in others)
+
+
+def named_side(players: Sequence[str] | None, side: str | None) -> str:
+    """A side as the page names it: "Alice (bottom)" (the side alone means little to the person who recorded it)."""
+    if players and len(players) == 2 and side in ("bottom", "top"):
+        return f"{players[0 if side == 'bottom' else 1]} ({side})"
+    return str(side or "the player on roll")
+
+
+def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str,
+                      header: Mapping[str, Any]) -> str | None:
+    """The rule that forbids the double a correction ``text`` puts on board ``key``, if one does.
+
+    The match is replayed from the report (score, Crawford game, cube) up to
+    the turn now on that board; its player is the one who would double. None
+    when the correction is no double, or the rules allow it there (the marks
+    are then what refuse it).
+    """
+    if not text.strip().lower().startswith("double"):
+        return None
+    players, length = header.get("players"), header.get("length")
+    state = MatchState(length if isinstance(length, int) and length > 0 else 0)
+    for game in report.get("games") or ():
+        cube, doubler = Cube(), None
+        for number, turn in enumerate(game.get("turns") or ()):
+            side = turn.get("player")
+            if (turn.get("page"), turn.get("board")) == key:
+                if side not in ("bottom", "top"):
+                    return None
+                me = Side(side)
+                if number == 0:
+                    return "a game opens with a roll, never a double"
+                if state.crawford:
+                    return "this is the Crawford game, in which no one may double"
+                if cube.owner is me.opponent:
+                    return f"{named_side(players, me.opponent.value)} owns the cube: only they may double"
+                if state.length and state.needs(me) <= cube.value:
+                    return (f"{named_side(players, side)} needs {state.needs(me)} to win the match and the cube is "
+                            f"at {cube.value}: a double gains nothing, and GNU Backgammon allows none")
+                return None
+            if turn.get("action") == "double" and side in ("bottom", "top"):
+                doubler = Side(side)
+            elif turn.get("action") == "take" and doubler is not None:
+                cube, doubler = cube.doubled_by(doubler), None
+        winner, points = game.get("winner"), game.get("points")
+        if winner not in ("bottom", "top") or not isinstance(points, int):
+            return None
+        state = state.after_game(Side(winner), points)
+    return None
 
 
 class ReviewSession:
@@ -811,10 +860,7 @@ class ReviewSession:
         roll, moves = forced.roll, list(forced.moves)
         plays = legal_plays(position, roll)
         side = turn.get("player")
-        players = self._match_header().get("players")
-        # Named as the page names the players (the side alone means little to the person who recorded it).
-        who = (f"{players[0 if side == 'bottom' else 1]} ({side})" if players and side in ("bottom", "top")
-               else str(side or "the mover"))
+        who = named_side(self._match_header().get("players"), side)
         if not moves:
             if plays:
                 examples = ", ".join(sorted(str(p) for p in plays)[:3])
@@ -958,6 +1004,10 @@ class ReviewSession:
                     for reason in turn.get("reasons", ()):
                         if reason not in (MISFIT_REASON, LOW_CONFIDENCE) and reason not in why.setdefault((p, b), []):
                             why[(p, b)].append(reason)
+                for p, b in places:
+                    rule = no_double_because(self.report, (p, b), updated[(p, b)], self._match_header())
+                    if rule is not None:
+                        why[(p, b)] = [rule]  # the solver's own words ("arrow where no double ...") add nothing
                 explained = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
                                       + (f" ({'; '.join(why[(p, b)])})" if why.get((p, b)) else "")
                                       for p, b in places)

@@ -11,7 +11,7 @@ import cv2
 import pytest
 
 from digitise.errors import InputError
-from digitise.review.session import CorrectionRefused, ReviewSession
+from digitise.review.session import CorrectionRefused, ReviewSession, no_double_because
 from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
 
 #: What the damaged board (page 1, board 3) truly records.
@@ -120,9 +120,9 @@ def test_a_correction_the_match_cannot_follow_is_refused_and_nothing_changes(
     # Board 6 is top's 44; saying it is a resignation leaves later boards unexplained... but the
     # solver may still honour it. A double on the opening board cannot be honoured (no cube action
     # before the first roll), so the solver tags it and the session refuses it.
-    # With the solver's reason: a double before the first roll is no double at all.
+    # With the rule's reason: a double before the first roll is no double at all.
     with pytest.raises(CorrectionRefused, match="no legal match reads page 1 board 1 as 'double' "
-                                                r"\(arrow where no double is allowed\)"):
+                                                r"\(a game opens with a roll, never a double\) together"):
         session.correct({"page": 1, "board": 1, "action": "double"})
     assert session.export_mat() == before
     assert not corrections_path(report).exists()
@@ -651,3 +651,36 @@ def test_two_review_servers_of_one_report_never_both_save(solved_sample: tuple[P
         assert saved.boards == {(1, 3): "51: 22/21 8/3"} and saved.header.players is None
     else:
         assert saved.boards == {} and saved.header.players == ("Zed", "Yan")
+
+
+def _turn(board: int, player: str, action: str = "move") -> dict[str, Any]:
+    return {"page": 1, "board": board, "player": player, "action": action}
+
+
+#: A 3-point match: in game 1 Bob doubles and Alice takes (she owns the cube), and Bob wins 2 (Crawford next); game 2 is the
+#: Crawford game; in game 3 (Alice 0, Bob 2, cube centred) Bob's double would gain nothing.
+CUBE_REPORT: dict[str, Any] = {"games": [
+    {"winner": "top", "points": 2, "turns": [
+        _turn(1, "bottom"), _turn(2, "top"), _turn(3, "bottom"), _turn(4, "top", "double"),
+        _turn(4, "bottom", "take"), _turn(5, "top"), _turn(6, "bottom"), _turn(7, "top")]},
+    {"winner": "bottom", "points": 1, "turns": [_turn(8, "top"), _turn(9, "bottom"), _turn(10, "top")]},
+    {"winner": None, "points": None, "turns": [_turn(11, "bottom"), _turn(12, "top"), _turn(13, "bottom")]},
+]}
+
+
+@pytest.mark.parametrize(("board", "text", "rule"), [
+    (1, "double", "a game opens with a roll, never a double"),
+    (2, "double", None),  # the cube is centred: the marks decide
+    (5, "double", "Alice (bottom) owns the cube: only they may double"),
+    (7, "double; take", "Alice (bottom) owns the cube: only they may double"),
+    (6, "double", None),  # the owner may redouble
+    (9, "double", "this is the Crawford game, in which no one may double"),
+    (12, "double", ("Bob (top) needs 1 to win the match and the cube is at 1: a double gains nothing, "
+                    "and GNU Backgammon allows none")),
+    (13, "double", None),  # Alice needs 3
+    (6, "63: 13/7 13/10", None),  # no double
+    (20, "double", None),  # no turn on that board
+])
+def test_a_refused_double_names_the_rule_that_forbids_it(board: int, text: str, rule: str | None) -> None:
+    header = {"players": ["Alice", "Bob"], "length": 3}
+    assert no_double_because(CUBE_REPORT, (1, board), text, header) == rule
