@@ -208,6 +208,15 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def _terminal_size() -> tuple[int, int]:
+    """The columns and lines of the terminal on stderr, 0 where it does not say."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError):
+        return 0, 0
+    return size.columns, size.lines
+
+
 def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
     """A match's skipped pages and notes on stderr, one line each (``match`` names it in a batch)."""
     for problem in page_errors:
@@ -249,7 +258,11 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         if terminal:
             from tqdm import tqdm
 
-            bar = tqdm(total=total, unit="page", file=sys.stderr)
+            # A terminal that says it is 0 x 0 (a console never told its size: `docker exec -t`, a serial
+            # line) had tqdm draw nothing at all, and the batch looked hung.
+            columns, lines = _terminal_size()
+            bar = tqdm(total=total, unit="page", file=sys.stderr, ncols=None if columns else 80,
+                       nrows=None if lines else 24)
 
     # Pages counted so far per match: the bar moves a page at a time, and a match's end makes up
     # the pages it never read (a bad file), so the bar ends at its total.

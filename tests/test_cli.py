@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -1225,3 +1226,41 @@ def test_an_unreadable_input_is_bad_input_not_a_usage_error(command: list[str], 
                               env={"PATH": "/usr/bin:/bin", "HOME": folder})
     assert done.returncode == int(ExitCode.BAD_INPUT), done.stderr
     assert done.stderr.splitlines() == [f"digitise: error: {unreadable}: cannot read: Permission denied"], done.stderr
+
+
+@pytest.mark.parametrize("columns", [100, 0])
+def test_a_batch_on_a_terminal_draws_its_progress_bar(tmp_path: Path, columns: int) -> None:
+    """Under a real terminal (a pseudo-terminal): a bar a page. One that says it is 0 x 0 (a console never
+    told its size) had the bar draw nothing, and the batch looked hung."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    scans = tmp_path / "scans"
+    (scans / "m1").mkdir(parents=True)
+    for name in ("page-001.jpg", "page-002.jpg"):
+        shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / name, scans / "m1" / name)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the batch, its stdout and stderr the terminal
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30 if columns else 0, columns, 0, 0))
+            os.execv(sys.executable, [sys.executable, "-m", "digitise.cli", "batch", str(scans),
+                                      "-o", str(tmp_path / "out")])
+        finally:
+            os._exit(99)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the terminal closed: the batch has ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    _, status = os.waitpid(pid, 0)
+    text = shown.decode("utf-8", "replace")
+    assert os.waitstatus_to_exitcode(status) in (int(ExitCode.OK), int(ExitCode.FLAGGED)), text
+    assert "2/2 [" in text and "page/s" in text, text
+    assert "1 match: " in text
