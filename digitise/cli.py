@@ -155,7 +155,9 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
 
     options = ScanOptions(_players(players), length, template, order, corrections, force,
                           roster=_roster(roster))
-    _tell(run_scan(list(pages), output, report, options))
+    with _pages_shown(pages) as on_page:
+        summary = run_scan(list(pages), output, report, options, on_page=on_page)
+    _tell(summary)
 
 
 def _tell(summary: ScanSummary) -> None:
@@ -208,6 +210,35 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def _page_bar(total: int | None, *, leave: bool = True) -> Any:
+    """A progress bar on stderr (a terminal), a step a page read; ``leave=False``: gone once closed."""
+    from tqdm import tqdm
+
+    # A terminal that says it is 0 x 0 (a console never told its size: `docker exec -t`, a serial line)
+    # had tqdm draw nothing at all, and a long run looked hung.
+    columns, lines = _terminal_size()
+    return tqdm(total=total, unit="page", file=sys.stderr, ncols=None if columns else 80,
+                nrows=None if lines else 24, leave=leave)
+
+
+@contextlib.contextmanager
+def _pages_shown(pages: Sequence[Path]) -> Iterator[Callable[[], None] | None]:
+    """What to call as each page is read: a bar's step on a terminal, nothing elsewhere (a log stays quiet).
+
+    The bar is gone once the pages are read, so the summary or the one-line error stands alone.
+    """
+    from digitise.pipeline import is_terminal, pages_held
+
+    if not is_terminal():
+        yield None
+        return
+    bar = _page_bar(pages_held(pages), leave=False)
+    try:
+        yield lambda: bar.update(1)
+    finally:
+        bar.close()
+
+
 def _terminal_size() -> tuple[int, int]:
     """The columns and lines of the terminal on stderr, 0 where it does not say."""
     try:
@@ -256,13 +287,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         nonlocal bar, pages_found
         pages_found = total
         if terminal:
-            from tqdm import tqdm
-
-            # A terminal that says it is 0 x 0 (a console never told its size: `docker exec -t`, a serial
-            # line) had tqdm draw nothing at all, and the batch looked hung.
-            columns, lines = _terminal_size()
-            bar = tqdm(total=total, unit="page", file=sys.stderr, ncols=None if columns else 80,
-                       nrows=None if lines else 24)
+            bar = _page_bar(total)
 
     # Pages counted so far per match: the bar moves a page at a time, and a match's end makes up
     # the pages it never read (a bad file), so the bar ends at its total.
@@ -512,8 +537,9 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     """Read PAGES (images or PDFs) into READINGS.json; exit 1 if a page could not be read (it is left out)."""
     from digitise.pipeline import read_to_file
 
-    summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
-                           overwrite=force)
+    with _pages_shown(pages) as on_page:
+        summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
+                               overwrite=force, on_page=on_page)
     _problems(summary.skipped, summary.notes)
     click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')} read, {len(summary.skipped)} skipped"))
     raise SystemExit(int(summary.exit_code))

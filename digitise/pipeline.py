@@ -229,7 +229,8 @@ class ReadSummary:
 
 
 def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = None, header: bool = True,
-                 debug_dir: Path | None = None, overwrite: bool = False) -> ReadSummary:
+                 debug_dir: Path | None = None, overwrite: bool = False,
+                 on_page: Callable[[], None] | None = None) -> ReadSummary:
     """``digitise read``: ``pages`` read into the readings file ``output`` (for ``digitise solve``).
 
     Pages are numbered in pile order, as ``scan`` numbers them (each file
@@ -244,7 +245,7 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
     check_inputs(pages)
     check_outputs([output], overwrite, inputs=pages)
     outcome = _some_page_read(read_pages(list(pages), template, header=header, debug_dir=debug_dir,
-                                         overwrite=overwrite), pages)
+                                         overwrite=overwrite, on_page=on_page), pages)
     write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
     return ReadSummary(str(output), len(outcome.readings.pages), tuple(err.message for err in outcome.errors),
                        outcome.notices)
@@ -1258,6 +1259,16 @@ PAGE_POLL_SECONDS = 0.2
 def summary_path(output_dir: Path) -> Path:
     """Where ``batch`` writes its ``summary.json`` in ``output_dir``."""
     return output_dir / SUMMARY_NAME
+
+
+def pages_held(pages: Sequence[Path]) -> int | None:
+    """How many pages ``pages`` hold, for a progress bar; None when one is not a plain file (a pipe, such
+    as ``<(command)``, can be read only once)."""
+    from digitise.vision.images import page_count
+
+    if not all(Path(page).is_file() for page in pages):
+        return None
+    return sum(page_count(page) for page in pages)
 
 
 def is_terminal() -> bool:

@@ -1228,39 +1228,62 @@ def test_an_unreadable_input_is_bad_input_not_a_usage_error(command: list[str], 
     assert done.stderr.splitlines() == [f"digitise: error: {unreadable}: cannot read: Permission denied"], done.stderr
 
 
-@pytest.mark.parametrize("columns", [100, 0])
-def test_a_batch_on_a_terminal_draws_its_progress_bar(tmp_path: Path, columns: int) -> None:
-    """Under a real terminal (a pseudo-terminal): a bar a page. One that says it is 0 x 0 (a console never
-    told its size) had the bar draw nothing, and the batch looked hung."""
+def _on_terminal(args: Sequence[str | Path], columns: int = 100) -> tuple[int, str]:
+    """Run digitise under a real terminal (a pseudo-terminal ``columns`` wide, 0 x 0 for 0): its exit code and
+    all it showed."""
     import fcntl
     import os
     import pty
     import struct
     import termios
 
-    scans = tmp_path / "scans"
-    (scans / "m1").mkdir(parents=True)
-    for name in ("page-001.jpg", "page-002.jpg"):
-        shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / name, scans / "m1" / name)
     pid, fd = pty.fork()
-    if pid == 0:  # the child: the batch, its stdout and stderr the terminal
+    if pid == 0:  # the child: digitise, its stdout and stderr the terminal
         try:
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30 if columns else 0, columns, 0, 0))
-            os.execv(sys.executable, [sys.executable, "-m", "digitise.cli", "batch", str(scans),
-                                      "-o", str(tmp_path / "out")])
+            os.execv(sys.executable, [sys.executable, "-m", "digitise.cli", *map(str, args)])
         finally:
             os._exit(99)
     shown = b""
     while True:
         try:
             chunk = os.read(fd, 4096)
-        except OSError:  # the terminal closed: the batch has ended
+        except OSError:  # the terminal closed: digitise has ended
             break
         if not chunk:
             break
         shown += chunk
     _, status = os.waitpid(pid, 0)
-    text = shown.decode("utf-8", "replace")
-    assert os.waitstatus_to_exitcode(status) in (int(ExitCode.OK), int(ExitCode.FLAGGED)), text
+    return os.waitstatus_to_exitcode(status), shown.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("columns", [100, 0])
+def test_a_batch_on_a_terminal_draws_its_progress_bar(tmp_path: Path, columns: int) -> None:
+    """Under a real terminal: a bar a page. One that says it is 0 x 0 (a console never told its size) had the
+    bar draw nothing, and the batch looked hung."""
+    scans = tmp_path / "scans"
+    (scans / "m1").mkdir(parents=True)
+    for name in ("page-001.jpg", "page-002.jpg"):
+        shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / name, scans / "m1" / name)
+    code, text = _on_terminal(["batch", scans, "-o", tmp_path / "out"], columns)
+    assert code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), text
     assert "2/2 [" in text and "page/s" in text, text
     assert "1 match: " in text
+
+
+def test_scan_on_a_terminal_shows_its_pages_read_then_only_the_summary_or_the_error(tmp_path: Path) -> None:
+    """A long PDF read without a word looked hung; the bar is cleared once the pages are read, so the summary
+    (or the one-line error) is what stays."""
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    pages = [light / "page-001.jpg", light / "page-002.jpg"]
+    code, text = _on_terminal(["scan", *pages, "-o", tmp_path / "m.mat"])
+    assert code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), text
+    assert "2/2 [" in text
+    # What stays on the screen: the bar's line overwritten by blanks (\r), then the summary.
+    last = text.replace("\r\n", "\n").split("\r")[-1].strip()
+    assert last.startswith(f"{tmp_path / 'm.mat'}: 2 pages, "), text
+    code, text = _on_terminal(["scan", *pages, "-o", tmp_path / "m.mat"])
+    assert code == int(ExitCode.OUTPUT)
+    assert text.replace("\r\n", "\n").split("\r")[-1].strip().startswith("digitise: error: "), text
+    code, text = _on_terminal(["read", *pages, "-o", tmp_path / "m.readings.json", "--no-header"])
+    assert code in (int(ExitCode.OK), int(ExitCode.FLAGGED)) and "2/2 [" in text, text
