@@ -45,14 +45,16 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
     so a user's earlier result is never replaced without asking.
     """
     target = Path(path)
-    if target.is_dir():
+    # os.path's tests, not Path's: in a folder the user may not enter, Path.is_dir() raises PermissionError
+    # (an internal error) where these say no, and making the file then says why it cannot be.
+    if os.path.isdir(target):
         raise OutputError("is a folder, not a file", target)
-    if target.is_symlink() and overwrite:
+    if os.path.islink(target) and overwrite:
         # Replaced, the link itself would become a file: write the file it names, as other tools do.
         target = Path(os.path.realpath(target))
-    if target.exists() and not target.is_file():
+    if os.path.exists(target) and not os.path.isfile(target):
         raise OutputError("is not a regular file (a device, pipe or socket): give a file name", target)
-    if (target.exists() or target.is_symlink()) and not overwrite:
+    if os.path.lexists(target) and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
     # A file name that is not UTF-8 (an old archive's) reaches Python as lone surrogates: written as "\udcff",
     # which is what JSON writes for them anyway, so a report naming such a file is still valid UTF-8 and JSON.
@@ -111,9 +113,9 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
         if key in seen:
             raise OutputError(f"named for two outputs (also {seen[key]}): give each its own name", target)
         seen[key] = target
-        if target.is_dir():
+        if os.path.isdir(target):
             raise OutputError("is a folder, not a file", target)
-        if target.exists() and not overwrite and key not in leftover:
+        if os.path.exists(target) and not overwrite and key not in leftover:
             existing.append(target)
         problem = folder_problem(target)
         if problem:
@@ -275,10 +277,23 @@ def check_inputs(paths: Sequence[Path]) -> None:
     """
     for path in paths:
         if not os.path.exists(path):
-            raise InputError("is a link that leads nowhere (a loop or a missing target)" if os.path.islink(path)
-                             else "no such file", path)
+            if os.path.islink(path):
+                raise InputError("is a link that leads nowhere (a loop or a missing target)", path)
+            raise InputError(why_absent(path), path)
         if os.path.isdir(path):
             raise InputError("is a folder, not a file", path)
+
+
+def why_absent(path: str | Path, noun: str = "file") -> str:
+    """Why ``path``, which ``os.path.exists`` does not see, is not there: "no such file", or that it cannot
+    be looked at (in a folder the user may not enter it may well be there)."""
+    try:
+        os.stat(path)
+    except PermissionError as exc:
+        return why_unreadable(exc)
+    except OSError:
+        pass
+    return f"no such {noun}"
 
 
 def real_path(path: str | Path) -> Path:
@@ -289,10 +304,10 @@ def real_path(path: str | Path) -> Path:
 def folder_problem(target: Path) -> str | None:
     """Why ``target``'s folder cannot take it (its nearest existing ancestor is a file or read-only), if so."""
     folder = target.parent if str(target.parent) else Path(".")
-    existing = next((f for f in (folder, *folder.parents) if f.exists()), None)
+    existing = next((f for f in (folder, *folder.parents) if os.path.exists(f)), None)
     if existing is None:
         return None
-    if not existing.is_dir():
+    if not os.path.isdir(existing):
         return f"{existing} is a file, not a folder"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{existing} is not writable"

@@ -34,6 +34,7 @@ from digitise.fileio import (
     make_folder,
     natural_key,
     real_path,
+    why_absent,
     write_atomic,
 )
 
@@ -315,7 +316,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
 
 def _check_report_name(report: Path | None) -> None:
     """Refuse a report path that names no file (``""``, ``.``, ``/``): its companions are named after it."""
-    if report is not None and (report.name in ("", ".", "..") or report.is_dir()):
+    if report is not None and (report.name in ("", ".", "..") or os.path.isdir(report)):
         raise OutputError("is a folder, not a file: name the report file (e.g. match.report.json)", report)
 
 
@@ -352,7 +353,7 @@ def _check_match_outputs(output: Path, report: Path | None, readings_path: Path 
     earlier run that never wrote its ``.mat`` are that run's and may be replaced.
     """
     inputs = [*inputs, *([options.corrections] if options.corrections else [])]
-    if options.template and Path(options.template).is_file():
+    if options.template and os.path.isfile(options.template):
         inputs.append(Path(options.template))
     companions = [t for t in (report, readings_path) if t is not None]
     check_outputs([output, *companions], options.overwrite, inputs=inputs,
@@ -648,8 +649,8 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     """
     from digitise.vision.images import page_count
 
-    if not input_dir.is_dir():
-        raise InputError("not a folder" if input_dir.exists() else "no such folder", input_dir)
+    if not os.path.isdir(input_dir):
+        raise InputError("not a folder" if os.path.exists(input_dir) else why_absent(input_dir, "folder"), input_dir)
     try:
         entries = sorted(input_dir.iterdir(), key=natural_key)
     except OSError as exc:
@@ -785,7 +786,7 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     tell = _page_read
     on_page = (lambda: tell(job.name)) if tell is not None else None
     reviewed = corrections_path(job.report)
-    if options.corrections is None and reviewed.is_file():
+    if options.corrections is None and os.path.isfile(reviewed):
         # A match converted again (--force) keeps what its review said.
         options = replace(options, corrections=reviewed)
     try:
@@ -1266,7 +1267,7 @@ def pages_held(pages: Sequence[Path]) -> int | None:
     as ``<(command)``, can be read only once)."""
     from digitise.vision.images import page_count
 
-    if not all(Path(page).is_file() for page in pages):
+    if not all(os.path.isfile(page) for page in pages):
         return None
     return sum(page_count(page) for page in pages)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,55 @@ def test_a_key_given_twice_in_a_json_input_is_an_error(tmp_path: Path) -> None:
         load_json(path, "a corrections file")
     path.write_text('{"a": [{"b": 1}, {"b": 2}]}')  # the same key in two objects is no repeat
     assert load_json(path, "a corrections file") == {"a": [{"b": 1}, {"b": 2}]}
+
+
+@pytest.fixture
+def as_nobody() -> Iterator[tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]]:
+    """A folder anyone may enter, and a way to run digitise in it as the user ``nobody`` (root only)."""
+    import shutil
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("running a command as another user needs root and runuser")
+    base = Path(tempfile.mkdtemp(prefix="digitise-nobody-", dir="/tmp"))
+    base.chmod(0o777)
+    root = str(Path(__file__).resolve().parent.parent)
+
+    def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-m", "digitise.cli", *map(str, args)],
+                              cwd=base, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": root},
+                              timeout=120, check=False)
+
+    try:
+        if run("--help").returncode != 0:
+            pytest.skip("the user nobody cannot run this checkout's digitise (its folders are private)")
+        yield base, run
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_folder_the_user_cannot_enter_is_a_one_line_error(
+        as_nobody: tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]) -> None:
+    """Path.is_dir() raises PermissionError there: every command that writes made it an internal error (exit
+    10), and a page there was said to be "no such file"."""
+    import shutil
+
+    base, run = as_nobody
+    locked = base / "locked"
+    locked.mkdir(mode=0o700)  # root's: nobody may not enter it
+    page = Path(__file__).resolve().parent.parent / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    shutil.copy(page, base / "p.jpg")
+    (base / "p.jpg").chmod(0o644)
+    for args in (["template", "-o", locked / "n.pdf"], ["read", "p.jpg", "-o", locked / "r.json", "--no-header"],
+                 ["synth", page.parent.parent.parent / "alice-bruno.mat", "-o", locked / "s"],
+                 ["scan", "p.jpg", "-o", locked / "m.mat"]):
+        done = run(*args)
+        assert done.returncode == int(ExitCode.OUTPUT), (args, done.stderr)
+        output = args[args.index("-o") + 1]
+        assert done.stderr == f"digitise: error: {output}: cannot write: {locked} is not writable\n"
+    for args, said in ((["read", locked / "p.jpg", "-o", "r.json"], "cannot read"),
+                       (["batch", locked, "-o", "out"], "cannot open the folder")):
+        done = run(*args)
+        assert done.returncode == int(ExitCode.BAD_INPUT), (args, done.stderr)
+        assert done.stderr == f"digitise: error: {args[1]}: {said}: Permission denied\n"

@@ -381,7 +381,8 @@ def write_synth(
     if bank.missing:
         raise InputError(f"no glyph for the digits {', '.join(map(str, bank.missing))}", glyphs)
     target = Path(output_dir)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not overwrite:
+    # os.path's tests: Path's raise PermissionError in a folder the user may not enter.
+    if os.path.exists(target) and (not os.path.isdir(target) or any(target.iterdir())) and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
     pages = render_match_pages(match, template=template, seed=seed, degrade=level, glyphs=bank,
                                name=source.stem, dpi=dpi, names_boards=names_boards)
@@ -405,7 +406,7 @@ def write_synth(
             written.append(target / f"{stem}.truth.json")
         shutil.copyfile(source, staging / "match.mat")
         written.append(target / "match.mat")
-        if target.is_dir():
+        if os.path.isdir(target):
             # Replace our files one by one (each atomically) and drop stale pages of an earlier
             # render; anything else the user keeps in the folder is left alone.
             fresh = {p.name for p in staging.iterdir()}
@@ -415,7 +416,7 @@ def write_synth(
                 if old.name not in fresh and _is_synth_output(old.name):
                     old.unlink()
             staging.rmdir()
-        elif target.exists():
+        elif os.path.exists(target):
             raise OutputError("exists and is not a folder", target)
         else:
             staging.rename(target)
