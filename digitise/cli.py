@@ -154,7 +154,7 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
     from digitise.pipeline import scan as run_scan
 
     options = ScanOptions(_players(players), length, template, order, corrections, force,
-                          roster=_roster(roster))
+                          roster=_roster(roster), roster_file=roster)
     with _pages_shown(pages) as on_page:
         summary = run_scan(list(pages), output, report, options, on_page=on_page)
     _tell(summary)
@@ -315,7 +315,8 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     try:
         with _stopped_by_sigterm():
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
-                                                                   overwrite=force, roster=entrants), jobs=jobs, progress=progress,
+                                                                   overwrite=force, roster=entrants,
+                                                                   roster_file=roster), jobs=jobs, progress=progress,
                                 page_progress=page_read, started=started)
     except BatchInterrupted as stop:
         if bar is not None:
@@ -590,7 +591,7 @@ def solve_command(readings: Path, output: Path, report: Path | None, players: st
     from digitise.pipeline import ScanOptions, solve_readings
 
     options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,
-                          roster=_roster(roster))
+                          roster=_roster(roster), roster_file=roster)
     _tell(solve_readings(readings, output, report, options))
 
 

@@ -69,6 +69,8 @@ class ScanOptions:
     leftovers: bool = False
     #: The tournament's entrants (``--roster``): names read from the headers are taken as the one they spell.
     roster: tuple[str, ...] = ()
+    #: The file the roster was read from (an input: never written over).
+    roster_file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +246,10 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
     if not pages:
         raise InputError("no pages given")
     check_inputs(pages)
-    check_outputs([output], overwrite, inputs=pages)
+    geometry = [Path(template)] if template and os.path.isfile(template) else []
+    if debug_dir is not None and real_path(debug_dir) == real_path(output):
+        raise OutputError(f"named for two outputs (also --debug-dir {debug_dir}): give each its own name", output)
+    check_outputs([output], overwrite, inputs=[*pages, *geometry])
     outcome = _some_page_read(read_pages(list(pages), template, header=header, debug_dir=debug_dir,
                                          overwrite=overwrite, on_page=on_page), pages)
     write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
@@ -352,7 +357,7 @@ def _check_match_outputs(output: Path, report: Path | None, readings_path: Path 
     With ``options.leftovers`` (batch), a report and readings left by an
     earlier run that never wrote its ``.mat`` are that run's and may be replaced.
     """
-    inputs = [*inputs, *([options.corrections] if options.corrections else [])]
+    inputs = [*inputs, *(path for path in (options.corrections, options.roster_file) if path is not None)]
     if options.template and os.path.isfile(options.template):
         inputs.append(Path(options.template))
     companions = [t for t in (report, readings_path) if t is not None]

@@ -371,13 +371,31 @@ def test_an_output_that_is_an_input_is_refused_even_with_force(tmp_path: Path) -
     page.write_bytes((ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg").read_bytes())
     readings = tmp_path / "g.json"
     readings.write_bytes(READINGS.read_bytes())
+    roster, geometry = tmp_path / "roster.txt", tmp_path / "note.json"
+    roster.write_text("Alice\nBruno\n")
+    assert run("template", "--json").exit_code == 0
+    geometry.write_text(run("template", "--json").stdout)
     for args in (["scan", page, "-o", page, "--force"], ["scan", page, "-o", tmp_path / "q.mat", "--report", page,
                                                          "--force"],
-                 ["read", page, "-o", page, "--force"], ["solve", readings, "-o", readings, "--force"]):
-        before = Path(args[1]).read_bytes()
+                 ["read", page, "-o", page, "--force"], ["solve", readings, "-o", readings, "--force"],
+                 # The roster and the note's geometry were written over (--force): they are inputs too.
+                 ["solve", readings, "-o", roster, "--roster", roster, "--force"],
+                 ["solve", readings, "-o", tmp_path / "q.mat", "--report", roster, "--roster", roster, "--force"],
+                 ["scan", page, "-o", roster, "--roster", roster, "--force"],
+                 ["read", page, "-o", geometry, "--template", geometry, "--force"]):
+        kept = [Path(a) for a in args if isinstance(a, Path) and a.is_file()]
+        before = [p.read_bytes() for p in kept]
         assert_one_error(run(*args), ExitCode.OUTPUT, "is also an input")
-        assert Path(args[1]).read_bytes() == before
+        assert [p.read_bytes() for p in kept] == before
     assert not (tmp_path / "q.mat").exists()
+
+
+def test_read_refuses_one_name_for_the_readings_and_the_overlays_before_any_work(tmp_path: Path) -> None:
+    """It read every page, drew their overlays into a folder of the readings' name, then failed."""
+    page = ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg"
+    out = tmp_path / "r.json"
+    assert_one_error(run("read", page, "-o", out, "--debug-dir", out), ExitCode.OUTPUT, "named for two outputs")
+    assert not out.exists()
 
 
 def test_corrections_nested_too_deeply_are_bad_input(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ A page that is not a note raises :class:`~digitise.errors.PageError`;
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -794,51 +795,61 @@ def read_pages(
     headed = 0
     paths = list(paths)
     overlays = _overlay_names(paths, debug_dir, overwrite)
-    for k, path in enumerate(paths):
-        try:
-            size = Path(path).stat().st_size
-        except OSError:
-            size = None  # iter_pages says why
-        try:
-            for item in _each_told(iter_pages(path), on_page):
-                if isinstance(item, DigitiseError):
-                    errors.append(item)
-                    continue
-                try:
-                    # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
-                    reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True,
-                                                     match_fields=headed < HEADER_PAGES)
-                except PageError as exc:
-                    damage = picture_damage(item)
+    drawn: list[Path] = []
+    try:
+        for k, path in enumerate(paths):
+            try:
+                size = Path(path).stat().st_size
+            except OSError:
+                size = None  # iter_pages says why
+            try:
+                for item in _each_told(iter_pages(path), on_page):
+                    if isinstance(item, DigitiseError):
+                        errors.append(item)
+                        continue
+                    try:
+                        # Header text waits for one tesseract run over all pages (its start-up is most of its cost).
+                        reading, analysis = analyse_page(item, templates, reader, header=header, defer_text=True,
+                                                         match_fields=headed < HEADER_PAGES)
+                    except PageError as exc:
+                        damage = picture_damage(item)
+                        if damage is not None:
+                            # The damage is the cause: "no note found" alone would send the user to the wrong fix.
+                            exc = PageError(f"{damage}, and what decodes is not a readable note: {exc.reason}",
+                                            exc.path, exc.where)
+                        errors.append(_kept(exc))
+                        continue
+                    # A PDF's damaged picture is decoded silently (PDFium patches it): looked for strictly only on a
+                    # page with a board inked all over, which no turn writes.
+                    damage = picture_damage(item) if _inked_all_over(reading) else item.damage
                     if damage is not None:
-                        # The damage is the cause: "no note found" alone would send the user to the wrong fix.
-                        exc = PageError(f"{damage}, and what decodes is not a readable note: {exc.reason}",
-                                        exc.path, exc.where)
-                    errors.append(_kept(exc))
-                    continue
-                # A PDF's damaged picture is decoded silently (PDFium patches it): looked for strictly only on a
-                # page with a board inked all over, which no turn writes.
-                damage = picture_damage(item) if _inked_all_over(reading) else item.damage
-                if damage is not None:
-                    notices.append(f"{item.source}: page {item.number}: {damage}; read as far as it decodes: "
-                                   "check its turns")
-                if analysis.pending_text or "match_length" in reading.header:
-                    headed += 1
-                pages.append(replace(reading, source_bytes=size))
-                texts.append(analysis.pending_text)
-                if debug_dir is not None:
-                    from digitise.vision.debug import overlay_path, write_overlay
+                        notices.append(f"{item.source}: page {item.number}: {damage}; read as far as it decodes: "
+                                       "check its turns")
+                    if analysis.pending_text or "match_length" in reading.header:
+                        headed += 1
+                    pages.append(replace(reading, source_bytes=size))
+                    texts.append(analysis.pending_text)
+                    if debug_dir is not None:
+                        from digitise.vision.debug import overlay_path, write_overlay
 
-                    target = overlay_path(Path(debug_dir), overlays[k], item.number)
-                    write_overlay(item, analysis, target, overwrite=overwrite)
-        except InputError as exc:
-            errors.append(_kept(exc))
-    if any(texts):
-        from digitise.vision.header import ocr_pages
+                        target = overlay_path(Path(debug_dir), overlays[k], item.number)
+                        write_overlay(item, analysis, target, overwrite=overwrite)
+                        drawn.append(target)
+            except InputError as exc:
+                errors.append(_kept(exc))
+        if any(texts):
+            from digitise.vision.header import ocr_pages
 
-        for k, text in enumerate(ocr_pages(texts)):
-            if text:
-                pages[k] = replace(pages[k], header={**pages[k].header, **text})
+            for k, text in enumerate(ocr_pages(texts)):
+                if text:
+                    pages[k] = replace(pages[k], header={**pages[k].header, **text})
+    except BaseException:
+        # Stopped (Ctrl-C) or failed: the overlays drawn so far go too, or the same command, run again, would
+        # refuse to replace them.
+        for target in drawn:
+            with contextlib.suppress(OSError):
+                target.unlink()
+        raise
     return ReadOutcome(Readings(tuple(pages)), tuple(errors), tuple(notices))
 
 

@@ -539,3 +539,29 @@ def test_a_pdf_page_read_from_a_damaged_picture_is_noted(tmp_path: Path) -> None
     assert outcome.notices == (notice,)
     # A sound page has no board near that: the strict look (a third of rendering the page) is not paid.
     assert max(len(board.cells) for board in outcome.readings.pages[0].boards) < INKED_ALL_OVER // 2
+
+
+class _StoppedAtPage:
+    """A reader that reads as RecordingReader does, until Ctrl-C comes while page ``stop`` is read."""
+
+    def __init__(self, stop: int) -> None:
+        self.inner, self.stop, self.pages = RecordingReader(), stop, 0
+
+    def analyse_many(self, cells: Any) -> list[Any]:
+        self.pages += 1
+        if self.pages == self.stop:
+            raise KeyboardInterrupt
+        return self.inner.analyse_many(cells)
+
+
+def test_an_interrupted_read_takes_back_the_overlays_it_drew(a4: Template, tmp_path: Path) -> None:
+    """Stopped after a page or two, `read --debug-dir` left their overlays, and the same command run again
+    refused to replace them."""
+    pages = [_write(tmp_path / f"p{n}.png", make_sheet(a4, written=WRITTEN).image) for n in (1, 2, 3)]
+    debug = tmp_path / "debug"
+    with pytest.raises(KeyboardInterrupt):
+        read_pages(pages, "a4", _StoppedAtPage(3), header=False, debug_dir=debug)
+    assert list(debug.iterdir()) == []
+    outcome = read_pages(pages, "a4", RecordingReader(), header=False, debug_dir=debug)
+    assert len(outcome.readings.pages) == 3
+    assert sorted(p.name for p in debug.iterdir()) == ["p1-p1.png", "p2-p1.png", "p3-p1.png"]
