@@ -387,9 +387,10 @@ def _stopped_by_sigterm() -> Iterator[None]:
 @cli.command()
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter (landscape), or a geometry JSON.")
 @click.option("-o", "--output", type=OUTPUT_FILE,
-              help="FILE.pdf (vector, print at 100 %) or FILE.png (raster at --dpi).")
+              help="FILE.pdf (vector, print at 100 %), FILE.png (raster at --dpi) or FILE.json (the geometry).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=300, show_default=True, help="Resolution of a PNG.")
-@click.option("--json", "as_json", is_flag=True, help="Print the geometry JSON instead.")
+@click.option("--json", "as_json", is_flag=True,
+              help="The geometry JSON instead (for --paper FILE.json): printed, or written to -o FILE.json.")
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @_reports_errors
 def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bool) -> None:
@@ -399,13 +400,16 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 
     geometry = load_template(paper)
     if as_json:
-        click.echo(geometry.to_json(), nl=False)
         if output is None:
+            click.echo(geometry.to_json(), nl=False)
             return
+        if output.suffix.lower() != ".json":
+            raise click.UsageError(f"--json writes the geometry as JSON: name the file FILE.json, not {output.name}")
     if output is None:
         raise click.UsageError("give -o FILE.pdf or -o FILE.png (or --json)")
     written = write_template(geometry, output, dpi=dpi, overwrite=force)
-    _say(f"{written}: {geometry.name} note, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
+    what = "geometry" if written.suffix.lower() == ".json" else "note"
+    _say(f"{written}: {geometry.name} {what}, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
 
 
 @cli.command()

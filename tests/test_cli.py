@@ -715,7 +715,7 @@ def test_verbose_may_come_after_the_command_too(tmp_path: Path, where: str) -> N
 
 
 def test_a_note_in_a_format_it_cannot_be_printed_in_is_a_usage_error(tmp_path: Path) -> None:
-    assert_one_error(run("template", "-o", tmp_path / "note.jpg"), ExitCode.USAGE, "cannot write .jpg: use .pdf or .png")
+    assert_one_error(run("template", "-o", tmp_path / "note.jpg"), ExitCode.USAGE, "cannot write .jpg: use .pdf, .png or .json")
     assert not (tmp_path / "note.jpg").exists()
 
 

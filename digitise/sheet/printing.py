@@ -365,15 +365,18 @@ def png_with_dpi(image: np.ndarray, dpi: float, *, noisy: bool = False) -> bytes
 
 
 def write_template(template: Template, output: str | Path, *, dpi: float = 300, overwrite: bool = False) -> Path:
-    """Write the blank note to ``output``: ``.pdf`` (vector) or ``.png`` (raster at ``dpi``)."""
+    """Write the blank note to ``output``: ``.pdf`` (vector), ``.png`` (raster at ``dpi``) or ``.json`` (its
+    geometry, for ``--paper FILE.json``)."""
     target = Path(output)
     suffix = target.suffix.lower()
-    if suffix == ".pdf":
+    if suffix == ".json":
+        content: str | bytes = template.to_json()
+    elif suffix == ".pdf":
         content = template_pdf(template)
     elif suffix == ".png":
         if not 50 <= dpi <= 1200:
             raise OptionError(f"--dpi must be between 50 and 1200, got {dpi:g}")
         content = template_png(template, dpi)
     else:
-        raise OptionError(f"cannot write {suffix or 'a file without extension'}: use .pdf or .png", target)
+        raise OptionError(f"cannot write {suffix or 'a file without extension'}: use .pdf, .png or .json", target)
     return write_atomic(target, content, overwrite=overwrite)

@@ -108,7 +108,7 @@ def test_pdf_is_vector_exact_size_and_agrees_with_png(a4: Template, aruco) -> No
 
 
 def test_write_template_refuses_other_formats_and_overwrites(a4: Template, tmp_path: Path) -> None:
-    with pytest.raises(OptionError, match="cannot write .svg: use .pdf or .png"):
+    with pytest.raises(OptionError, match="cannot write .svg: use .pdf, .png or .json"):
         write_template(a4, tmp_path / "note.svg")
     out = write_template(a4, tmp_path / "note.png", dpi=72)
     assert cv2.imread(str(out)).shape[:2] == (595, 842)
@@ -129,6 +129,16 @@ def test_cli_template(tmp_path: Path) -> None:
     assert cv2.imread(str(png)).shape[:2] == (827, 1169)
     result = runner.invoke(cli, ["template", "--json"])
     assert result.exit_code == 0 and '"name": "a4"' in result.output
+    # Written to a file, as a FILE.json (it printed the geometry, then failed: "cannot write .json").
+    for args in (["template", "--json", "-o", str(tmp_path / "a4.json")], ["template", "-o", str(tmp_path / "b.json")]):
+        written = runner.invoke(cli, args)
+        assert written.exit_code == 0 and written.stdout == "", written.output
+    assert (tmp_path / "a4.json").read_text() == (tmp_path / "b.json").read_text() == result.output
+    result = runner.invoke(cli, ["template", "--paper", str(tmp_path / "a4.json"), "--json"])
+    assert result.exit_code == 0 and result.output == (tmp_path / "a4.json").read_text()
+    result = runner.invoke(cli, ["template", "--json", "-o", str(tmp_path / "c.pdf")])
+    assert result.exit_code == ExitCode.USAGE and "name the file FILE.json" in result.output and "{" not in result.output
+    assert not (tmp_path / "c.pdf").exists()
     result = runner.invoke(cli, ["template", "--paper", "a3", "-o", str(tmp_path / "x.pdf")])
     assert result.exit_code == ExitCode.BAD_INPUT and "unknown paper 'a3'" in result.output
     assert not (tmp_path / "x.pdf").exists()
