@@ -161,6 +161,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections, roster=options.roster)
+    _some_turn_found(result, pages)
     from digitise.solve.corrections import page_files, pages_to_json
 
     # The files' names and sizes: what the review page's corrections file records of the pages it was made on.
@@ -173,6 +174,20 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
+
+
+def _some_turn_found(result: SolveResult, files: Sequence[Path]) -> None:
+    """Refuse a match with no turn at all: GNU Backgammon imports no ``.mat`` without a game, and a review has
+    nothing to correct. Blank notes, or writing that no game from the start can follow (the wrong pages)."""
+    from digitise.solve import NO_GAME, NO_TURNS
+
+    if result.report["summary"]["turns"]:
+        return
+    found_none = NO_GAME.split("{", 1)[0]
+    why = next((str(n) for n in result.report.get("notes", ()) if str(n).startswith(found_none)), NO_TURNS)
+    where = files[0] if len(files) == 1 else None
+    said = why if where is not None else f"{why} ({len(files)} files, {files[0]} first)"
+    raise InputError(f"nothing to convert: {said}", where)
 
 
 def _grouped_by_file(errors: Sequence[DigitiseError]) -> list[str]:
@@ -304,6 +319,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections, roster=options.roster)
+    _some_turn_found(result, [readings_path])
     extra: dict[str, Any] = {}
     if scan_notes:
         result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]

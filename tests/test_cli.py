@@ -405,18 +405,25 @@ def test_corrections_nested_too_deeply_are_bad_input(tmp_path: Path) -> None:
     assert_one_error(result, ExitCode.BAD_INPUT, "deep.json", "nested too deeply")
 
 
-def test_batch_flags_a_match_with_a_note_and_says_it(tmp_path: Path) -> None:
-    """A blank note (nothing recorded) is not "done": the batch flags it and prints the note."""
+def test_a_blank_note_is_no_match_to_write(tmp_path: Path) -> None:
+    """Nothing recorded: no .mat (GNU Backgammon imports none without a game: it was written, "0 point match",
+    and flagged), but the reason, as for any bad input; the batch lists the match as failed."""
     scans = tmp_path / "scans"
     scans.mkdir()
-    (scans / "blank.pdf").write_bytes((ROOT / "samples" / "blank-a4.pdf").read_bytes())
+    blank = scans / "blank.pdf"
+    blank.write_bytes((ROOT / "samples" / "blank-a4.pdf").read_bytes())
+    said = "nothing to convert: no move was found on these pages: is anything recorded on them?"
+    assert_one_error(run("scan", blank, "-o", tmp_path / "m.mat", "--report", tmp_path / "m.report.json"),
+                     ExitCode.BAD_INPUT, f"{blank}: {said}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scans"]
+    assert run("read", blank, "-o", tmp_path / "r.json").exit_code == 0
+    assert_one_error(run("solve", tmp_path / "r.json", "-o", tmp_path / "m.mat"), ExitCode.BAD_INPUT,
+                     f"{tmp_path / 'r.json'}: {said}")
     result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
-    assert result.exit_code == int(ExitCode.FLAGGED), result.output
-    assert "note: blank: no move was found" in result.stderr
-    report = tmp_path / "out" / "blank.report.json"
-    assert f"digitise: flagged: blank: review with: digitise review {report}" in result.stderr.splitlines()
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    assert f"digitise: failed: {blank}: {said}" in result.stderr.splitlines()
     doc = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert doc["jobs"][0]["status"] == "flagged" and any("no move" in n for n in doc["jobs"][0]["notes"])
+    assert doc["jobs"][0]["status"] == "failed" and not (tmp_path / "out" / "blank.mat").exists()
 
 
 def test_a_solve_report_names_its_readings_for_the_review_page(tmp_path: Path) -> None:

@@ -666,3 +666,17 @@ def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1000, runner=_pid_runner)
     pids = {r.reason for r in summary.results if r.name in ("m1", "m2", "single")}
     assert len(pids) == 1 and pids != {str(os.getpid())}
+
+
+def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
+    """Writing no game from the start can follow (the wrong pages): said, and no .mat GNU Backgammon refuses."""
+    from types import SimpleNamespace
+
+    from digitise.pipeline import _some_turn_found
+    from digitise.solve import NO_GAME
+
+    none_found = SimpleNamespace(report={"summary": {"turns": 0}, "notes": ["names", NO_GAME.format(boards=7)]})
+    with pytest.raises(InputError, match="^nothing to convert: no legal game explains the marks: 7 boards") as info:
+        _some_turn_found(none_found, [Path("a.png"), Path("b.png")])  # type: ignore[arg-type]
+    assert info.value.message.endswith("are these the pages of one match, in order? (2 files, a.png first)")
+    _some_turn_found(SimpleNamespace(report={"summary": {"turns": 3}}), [Path("a.png")])  # type: ignore[arg-type]
