@@ -20,7 +20,9 @@ is right or flagged. Accuracy may drop on such a hand; silent errors
 .venv/bin/python benchmarks/bench_other_hands.py --matches 24 --levels medium --skip-speed --seed-start 9200 --work /tmp/e2e-hands
 ```
 
-Every option after the script's own is ``bench_end_to_end.py``'s.
+``--faces liberation`` draws the hand from the Liberation faces alone and
+``--faces training`` from the others (Hershey, DejaVu): a reader trained on
+one is measured on the other. Every other option is ``bench_end_to_end.py``'s.
 """
 
 from __future__ import annotations
@@ -49,10 +51,16 @@ HERSHEY = (cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, cv2.FONT_HERSHEY_SCRIPT_COMPLEX, cv2
            cv2.FONT_HERSHEY_DUPLEX, cv2.FONT_HERSHEY_COMPLEX, cv2.FONT_HERSHEY_PLAIN)
 
 
+#: Which fonts draw the hand: ``all``, ``liberation`` (the Liberation faces only, kept apart from a
+#: reader trained on the others) or ``training`` (the Hershey fonts and DejaVu faces).
+FACES = "all"
+
+
 def _faces() -> list[Path]:
     """The TrueType faces found, upright and italic, regular weights (no mono, no extra light)."""
     found = []
-    for folder in FONT_DIRS:
+    folders = {"all": FONT_DIRS, "liberation": FONT_DIRS[1:], "training": FONT_DIRS[:1]}[FACES]
+    for folder in folders:
         for path in sorted(folder.glob("*.ttf")) if folder.is_dir() else ():
             if "Mono" in path.name or "ExtraLight" in path.name:
                 continue
@@ -119,7 +127,8 @@ def other_hand_glyphs(per_digit: int = PER_DIGIT, seed: int = SEED) -> dict[int,
     """``per_digit`` glyphs of each digit 0-9 from the fonts, each bent its own way; the same every run."""
     rng = np.random.default_rng(seed)
     faces = _faces()
-    sources: list[tuple[str, object]] = [("hershey", f) for f in HERSHEY] + [("ttf", f) for f in faces]
+    hershey = HERSHEY if FACES != "liberation" else ()
+    sources: list[tuple[str, object]] = [("hershey", f) for f in hershey] + [("ttf", f) for f in faces]
     drawn: dict[int, list[np.ndarray]] = {}
     for digit in range(10):
         drawn[digit] = []
@@ -146,6 +155,11 @@ _loaded = glyphs.load_digit_glyphs
 
 def main(argv: list[str]) -> int:
     """With ``--sheet FILE.png``: a sheet of the glyphs to look at. Else: the benchmark, in these hands."""
+    global FACES
+    if "--faces" in argv:
+        at = argv.index("--faces")
+        FACES = argv[at + 1]
+        del argv[at:at + 2]
     if "--sheet" in argv:
         target = Path(argv[argv.index("--sheet") + 1])
         drawn = other_hand_glyphs()
