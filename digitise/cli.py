@@ -493,11 +493,14 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--second", is_flag=True,
               help="--cellnet: write the models as the second of their kind (cellnet_point_b.onnx...), "
                    "averaged with the first by the reader.")
+@click.option("--font-hand", is_flag=True,
+              help="--cellnet: write the training pages with digits drawn from fonts too, a hand unlike MNIST's "
+                   "(the shipped second point model).")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
-          cache: Path | None, augment: bool, elastic: float, second: bool, force: bool) -> None:
+          cache: Path | None, augment: bool, elastic: float, second: bool, font_hand: bool, force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
@@ -508,7 +511,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    augment=augment, elastic=elastic, second=second,
-                                                   overwrite=force),
+                                                   font_hand=font_hand, overwrite=force),
                                     progress=_say)
         for kind, figures in net_report.figures.items():
             val = figures["validation"]

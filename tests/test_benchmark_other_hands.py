@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.bench_other_hands import BOX, other_hand_glyphs
+from benchmarks.bench_other_hands import other_hand_glyphs
+from digitise.sheet.fonthand import BOX
 from digitise.sheet.glyphs import GlyphSubset
 from digitise.sheet.handwriting import GlyphBank
 from digitise.vision.classifier import digit_probabilities, load_classifier, normalise_glyph

@@ -247,13 +247,15 @@ def test_train_cellnet_passes_its_options_on(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(cellnet, "train_cellnets", fake_train)
     result = run("train", "--cellnet", "-o", tmp_path, "--augment", "--matches", "280", "--only", "point",
-                 "--multi-matches", "300", "--cache", tmp_path / "cache")
+                 "--multi-matches", "300", "--cache", tmp_path / "cache", "--second", "--font-hand")
     assert result.exit_code == 0, result.output
     (options,) = seen
     assert options.augment and options.matches == 280 and options.kinds == ("point",)
+    assert options.second and options.font_hand
     assert options.multi_matches == 300
     assert options.cache == tmp_path / "cache" and options.epochs == cellnet.POINT_EPOCHS
     assert run("train", "--cellnet", "-o", tmp_path).exit_code == 0 and not seen[-1].augment
+    assert not seen[-1].font_hand and not seen[-1].second
     assert seen[-1].multi_matches == 0  # none as shipped
 
 
