@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from digitise.errors import InputError
-from digitise.sheet.fonthand import BOX, font_hand_glyphs, write_mixed_glyphs
+from digitise.sheet.fonthand import BOX, FONT_DIRS, font_hand_glyphs, write_mixed_glyphs
 from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 
 
+@pytest.mark.skipif(not (FONT_DIRS[1].is_dir() and any(FONT_DIRS[1].glob("*.ttf"))),
+                    reason="the Liberation fonts are not installed (Debian: fonts-liberation; scripts/bootstrap)")
 def test_the_two_font_sets_are_kept_apart() -> None:
     training = font_hand_glyphs(per_digit=20, seed=5, faces="training")
     measured = font_hand_glyphs(per_digit=20, seed=5, faces="liberation")
