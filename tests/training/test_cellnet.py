@@ -101,6 +101,19 @@ def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(t
         cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, centre_matches=7001))
 
 
+def test_cells_written_with_the_font_hand_are_cached_apart(tmp_path: Path) -> None:
+    """Cells of pages written with the font hand too are other cells: never read as (nor over) plain ones."""
+    from digitise.training.cellnet import _samples as cached_samples
+
+    for k, part in enumerate(("fit_normal", "fit_centre", "val_normal", "val_centre")):
+        for kind, shape in (("point", (4, 4)), ("centre", (4, 8))):
+            s = _samples(3 + k, shape, 10 * k + len(kind))
+            np.savez(tmp_path / f"{part}_fonthand_{kind}.ink{HANDWRITING_VERSION}.npz", inputs=s.inputs,
+                     counts=s.counts, marks=s.marks, levels=s.levels)
+    data = cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, font_hand=True))
+    assert len(data["fit"]["point"]) == 3 + 4 and len(data["val"]["centre"]) == 6
+
+
 def test_augmentation_keeps_shape_and_range_and_is_seeded() -> None:
     torch = pytest.importorskip("torch")
     from digitise.training.cellnet import augment_batch
