@@ -495,7 +495,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
                    "averaged with the first by the reader.")
 @click.option("--font-hand", is_flag=True,
               help="--cellnet: write the training pages with digits drawn from fonts too, a hand unlike MNIST's "
-                   "(the shipped second point model).")
+                   "(tried as a second point model; see benchmarks/README.md).")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,

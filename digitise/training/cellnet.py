@@ -24,8 +24,8 @@ generated cells between runs; the model's JSON says how it was trained):
 
 ``--second`` writes a model as the second of its kind
 (``cellnet_point_b.onnx``, ``cellnet_centre_b.onnx``): placed beside the
-first, the reader answers with the mean of the two. The second point model
-is shipped, written with a hand drawn from fonts too (see
+first, the reader answers with the mean of the two (none is shipped; one
+written with a hand drawn from fonts too, tried and not kept, see
 :data:`digitise.vision.cellnet.POINT_MODEL_B`)::
 
     digitise train --cellnet --only point --second --font-hand -o digitise/vision/models
@@ -122,7 +122,7 @@ class CellNetOptions:
     second: bool = False
     #: Write with font-hand glyphs too (:mod:`digitise.sheet.fonthand`, its ``training`` faces): the
     #: glyph source's 500 a digit and as many font glyphs, the splits kept (:func:`write_mixed_glyphs`).
-    #: The shipped second point model: a hand unlike MNIST's read far better, MNIST's as well.
+    #: Tried as a second point model: a hand unlike MNIST's read far better, MNIST's a little worse.
     font_hand: bool = False
     overwrite: bool = False
 

@@ -51,7 +51,6 @@ from digitise.vision.cellnet import (
     CENTRE_MODEL,
     CENTRE_SHAPE,
     POINT_MODEL,
-    POINT_MODEL_B,
     POINT_SHAPE,
     CellNet,
     candidates_of,
@@ -1076,7 +1075,6 @@ def check_models() -> None:
     models = [(DEFAULT_MODEL, "glyph model", "digitise train")]
     if USE_CELLNETS:
         models += [(POINT_MODEL, "cell model", "digitise train --cellnet"),
-                   (POINT_MODEL_B, "cell model", "digitise train --cellnet --only point --second --font-hand"),
                    (CENTRE_MODEL, "cell model", "digitise train --cellnet")]
     for path, what, command in models:
         require_model(path, what, command)
