@@ -261,10 +261,9 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
     if not pages:
         raise InputError("no pages given")
     check_inputs(pages)
-    geometry = [Path(template)] if template and os.path.isfile(template) else []
     if debug_dir is not None and real_path(debug_dir) == real_path(output):
         raise OutputError(f"named for two outputs (also --debug-dir {debug_dir}): give each its own name", output)
-    check_outputs([output], overwrite, inputs=[*pages, *geometry])
+    check_outputs([output], overwrite, inputs=[*pages, *_template_file(template)])
     outcome = _some_page_read(read_pages(list(pages), template, header=header, debug_dir=debug_dir,
                                          overwrite=overwrite, on_page=on_page), pages)
     write_atomic(output, readings_to_json(renumbered(outcome.readings)), overwrite=overwrite)
@@ -366,6 +365,12 @@ def _reviewed(options: ScanOptions, files: Sequence[tuple[str, int]] = ()) -> tu
     return reviewed.boards, replace(options, players=players, length=length), note
 
 
+def _template_file(template: str | None) -> list[Path]:
+    """The note's geometry file when ``template`` names one (an input, never written over), else nothing (a
+    paper name such as "a4")."""
+    return [Path(template)] if template and os.path.isfile(template) else []
+
+
 def _check_match_outputs(output: Path, report: Path | None, readings_path: Path | None, options: ScanOptions,
                          inputs: list[Path]) -> None:
     """All of a match's outputs checked before any work (see :func:`~digitise.fileio.check_outputs`).
@@ -373,9 +378,8 @@ def _check_match_outputs(output: Path, report: Path | None, readings_path: Path 
     With ``options.leftovers`` (batch), a report and readings left by an
     earlier run that never wrote its ``.mat`` are that run's and may be replaced.
     """
-    inputs = [*inputs, *(path for path in (options.corrections, options.roster_file) if path is not None)]
-    if options.template and os.path.isfile(options.template):
-        inputs.append(Path(options.template))
+    inputs = [*inputs, *(path for path in (options.corrections, options.roster_file) if path is not None),
+              *_template_file(options.template)]
     companions = [t for t in (report, readings_path) if t is not None]
     check_outputs([output, *companions], options.overwrite, inputs=inputs,
                   replaceable=companions if options.leftovers else ())
@@ -1111,16 +1115,19 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
     worker's death kept its result from being heard.
     """
     global _page_read
+
+    def record(result: JobResult) -> None:
+        results[result.name] = result
+        if progress:
+            progress(result)
+
     # One job or two, matches are converted in worker processes, so a match that kills its process (out of
     # memory, a crash below Python) costs that match alone. A lone match has no others to cost.
     if len(todo) <= 1:
         _page_read = page_progress
         try:
             for job in todo:
-                result = runner(job, own)
-                results[job.name] = result
-                if progress:
-                    progress(result)
+                record(runner(job, own))
         finally:
             _page_read = None
     else:
@@ -1163,10 +1170,8 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
                 written = _written_meanwhile(job, begun)
                 if written is None:
                     left.append(job)
-                    continue
-                results[job.name] = written
-                if progress:
-                    progress(written)
+                else:
+                    record(written)
             return left
 
         remaining = by_size
@@ -1178,12 +1183,9 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
             suspects, remaining = broken[:workers + 1], broken[workers + 1:]
             for job in suspects:
                 if heard_of(pool_run([job], 1)):
-                    died = JobResult(job.name, "failed", job.page_count,
+                    record(JobResult(job.name, "failed", job.page_count,
                                      f"{job.name}: the process converting it died (killed, or out of memory?): "
-                                     "the other matches went on", code=int(ExitCode.INTERNAL))
-                    results[job.name] = died
-                    if progress:
-                        progress(died)
+                                     "the other matches went on", code=int(ExitCode.INTERNAL)))
         if events is not None:
             events.close()
 

@@ -1004,8 +1004,9 @@ class ReviewSession:
                     for reason in turn.get("reasons", ()):
                         if reason not in (MISFIT_REASON, LOW_CONFIDENCE) and reason not in why.setdefault((p, b), []):
                             why[(p, b)].append(reason)
+                header_now = self._match_header()
                 for p, b in places:
-                    rule = no_double_because(self.report, (p, b), updated[(p, b)], self._match_header())
+                    rule = no_double_because(self.report, (p, b), updated[(p, b)], header_now)
                     if rule is not None:
                         why[(p, b)] = [rule]  # the solver's own words ("arrow where no double ...") add nothing
                 explained = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
