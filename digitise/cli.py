@@ -496,11 +496,15 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--font-hand", is_flag=True,
               help="--cellnet: write the training pages with digits drawn from fonts too, a hand unlike MNIST's "
                    "(tried as a second point model; see benchmarks/README.md).")
+@click.option("--mnist", type=PATH,
+              help="Folder of MNIST's idx files (scripts/fetch-mnist): its digits unlike any of --glyphs' "
+                   "are trained on too.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
-          cache: Path | None, augment: bool, elastic: float, second: bool, font_hand: bool, force: bool) -> None:
+          cache: Path | None, augment: bool, elastic: float, second: bool, font_hand: bool, mnist: Path | None,
+          force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
@@ -511,7 +515,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    augment=augment, elastic=elastic, second=second,
-                                                   font_hand=font_hand, overwrite=force),
+                                                   font_hand=font_hand, mnist=mnist, overwrite=force),
                                     progress=_say)
         for kind, figures in net_report.figures.items():
             val = figures["validation"]
@@ -523,7 +527,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 
     report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs or GLYPH_EPOCHS,
                                            seed=seed,
-                                           cells=cells, jobs=jobs, overwrite=force))
+                                           cells=cells, jobs=jobs, mnist=mnist, overwrite=force))
     test = report.figures["test_clean_glyphs"]
     click.echo(one_line(f"wrote {report.model} and {report.metadata}"))
     click.echo(f"held-out TEST glyphs: digits 1-6 {test['digits_1_6']['accuracy']:.2%}, "

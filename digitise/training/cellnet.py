@@ -22,13 +22,15 @@ generated cells between runs; the model's JSON says how it was trained):
     digitise train --cellnet --only centre --matches 1 --centre-matches 1500 \
         --centre-epochs 24 --augment --seed 3 -o digitise/vision/models
 
-``--second`` writes a model as the second of its kind
-(``cellnet_point_b.onnx``, ``cellnet_centre_b.onnx``): placed beside the
-first, the reader answers with the mean of the two (none is shipped; one
-written with a hand drawn from fonts too, tried and not kept, see
-:data:`digitise.vision.cellnet.POINT_MODEL_B`)::
+* a second point model (``--second`` writes ``cellnet_point_b.onnx``; the
+  reader answers with the mean of the two), on pages written with MNIST's
+  digits that ``digits.png`` leaves out as well (``scripts/fetch-mnist``
+  puts MNIST's files in ``../mnist-data``; :mod:`digitise.training.mnist`)::
 
-    digitise train --cellnet --only point --second --font-hand -o digitise/vision/models
+    digitise train --cellnet --only point --second --mnist ../mnist-data -o digitise/vision/models
+
+A second model written with a hand drawn from fonts too (``--font-hand``)
+was tried and not kept (:data:`digitise.vision.cellnet.POINT_MODEL_B`).
 
 PyTorch is imported inside the functions that need it: a training-time
 extra, never needed to read.
@@ -55,6 +57,7 @@ from digitise.sheet.handwriting import HANDWRITING_VERSION
 from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
+from digitise.training.mnist import TENTH as MNIST_TENTH
 from digitise.vision.cellnet import (
     CENTRE_MODEL,
     CENTRE_MODEL_B,
@@ -124,6 +127,9 @@ class CellNetOptions:
     #: glyph source's 500 a digit and as many font glyphs, the splits kept (:func:`write_mixed_glyphs`).
     #: Tried as a second point model: a hand unlike MNIST's read far better, MNIST's a little worse.
     font_hand: bool = False
+    #: Folder of MNIST's idx files: its digits unlike any of the glyph source's are added to the TRAIN
+    #: glyphs (:func:`digitise.training.mnist.mnist_training_glyphs`: 4,320 fit glyphs a digit, not 360).
+    mnist: Path | None = None
     overwrite: bool = False
 
 
@@ -190,7 +196,7 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         # Cells drawn by another version of the handwriting are other cells: never read as these.
         # Cells written with the font hand too are other cells (and before this, a cache of cells drawn with
         # other --glyphs would have been read as these: the glyph source is the user's to keep apart).
-        hand = "_fonthand" if options.font_hand else ""
+        hand = "_fonthand" if options.font_hand else "_mnist" if options.mnist else ""
         cached = ({kind: options.cache / f"{name}{hand}_{kind}.ink{HANDWRITING_VERSION}.npz"
                    for kind in ("point", "centre")} if options.cache else {})
         if cached and all(p.is_file() for p in cached.values()):
@@ -463,6 +469,8 @@ class _Exported:
 
 def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | None = None) -> CellNetReport:
     """Generate the cells, train both models, calibrate, export to ONNX beside their metadata JSON."""
+    if options.font_hand and options.mnist:
+        raise InputError("the font hand and MNIST's files are two ways to train, one at a time", options.mnist)
     torch = require_torch()
     models = (("point", POINT_MODEL_B), ("centre", CENTRE_MODEL_B)) if options.second else \
         (("point", POINT_MODEL), ("centre", CENTRE_MODEL))
@@ -481,6 +489,11 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
             mixed = write_mixed_glyphs(Path(scratch) / "glyphs", load_digit_glyphs(options.glyphs, GlyphSubset.ALL),
                                        font_hand_glyphs(500, seed=FONT_HAND_SEED, faces="training"))
             data = _samples(replace(options, glyphs=mixed))
+        elif options.mnist:
+            from digitise.training.mnist import mnist_training_glyphs
+
+            data = _samples(replace(options, glyphs=mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
+                                                                          options.glyphs)))
         else:
             data = _samples(options)
     figures: dict[str, Any] = {}
@@ -523,8 +536,11 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                 "glyphs": ("digits.png TRAIN subset" if options.glyphs is None else f"{options.glyphs.name} TRAIN subset")
                 + (f" and font-hand glyphs (training faces, seed {FONT_HAND_SEED}), as many"
                    if options.font_hand else "")
+                + (f" and MNIST's digits unlike any of its, {MNIST_TENTH * 10} a digit in all"
+                   if options.mnist else "")
                 + ": first 90 % trains, last 10 % writes the validation matches",
                 "font_hand": options.font_hand,
+                "mnist": options.mnist is not None,
                 "matches": options.matches, "centre_matches": options.centre_matches,
                 "multi_matches": options.multi_matches,
                 "val_matches": list(options.val_matches), "epochs": options.epochs,

@@ -265,7 +265,8 @@ def compose_cell(
             xs = []
             for _, m in objects:
                 ys, xs_ = np.nonzero(m > 0.3)
-                xs.append((float(xs_.min()), float(ys.min()), float(xs_.max()), float(ys.max())))
+                if xs_.size:  # a faint glyph thinned away by the pen leaves nothing to cross
+                    xs.append((float(xs_.min()), float(ys.min()), float(xs_.max()), float(ys.max())))
         for box in xs:
             x_mask = np.maximum(x_mask, draw_x(ink.shape, box, rng, thickness))
         np.maximum(ink, x_mask, out=ink)

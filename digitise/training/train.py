@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, reliability, softmax
 from digitise.training.cells import label_segments, random_cell
+from digitise.training.mnist import TENTH as MNIST_TENTH
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE, digit_probabilities, normalise_glyph
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,9 @@ class TrainOptions:
     seed: int = 1
     cells: int = 14000
     jobs: int = 2
+    #: Folder of MNIST's idx files: its digits unlike any of the glyph source's join the TRAIN glyphs
+    #: (:func:`digitise.training.mnist.mnist_training_glyphs`); the TEST glyphs stay the source's.
+    mnist: Path | None = None
     overwrite: bool = False
 
 
@@ -254,7 +259,14 @@ def train_classifier(options: TrainOptions) -> TrainReport:
     make_folder(options.output)  # before training, not after
     torch.manual_seed(options.seed)
 
-    train_glyphs = load_digit_glyphs(options.glyphs, GlyphSubset.TRAIN)
+    if options.mnist is not None:
+        from digitise.training.mnist import mnist_training_glyphs
+
+        with tempfile.TemporaryDirectory(prefix="digitise-glyphs-") as scratch:
+            train_glyphs = load_digit_glyphs(mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
+                                                                   options.glyphs), GlyphSubset.TRAIN)
+    else:
+        train_glyphs = load_digit_glyphs(options.glyphs, GlyphSubset.TRAIN)
     fit_glyphs, val_glyphs = split_validation(train_glyphs)
     log.info("drawing %d synthetic cells", options.cells)
     x, y = synthetic_samples(fit_glyphs, options.cells, options.seed, options.jobs)
@@ -315,7 +327,10 @@ def train_classifier(options: TrainOptions) -> TrainReport:
         "glyph_size": GLYPH_SIZE,
         "temperature": round(temperature, 4),
         "temperature_baked_in": True,
-        "trained_with": {"glyphs": "digits.png TRAIN subset (first 80 % of each class)", "epochs": options.epochs,
+        "trained_with": {"glyphs": "digits.png TRAIN subset (first 80 % of each class)"
+                         + (f", and MNIST's digits unlike any of digits.png's, {MNIST_TENTH * 10} TRAIN glyphs a class in all"
+                            if options.mnist is not None else ""),
+                         "mnist": options.mnist is not None, "epochs": options.epochs,
                          "seed": options.seed, "cells": options.cells, "extra": options.synth is not None},
         "figures": figures,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,17 +102,25 @@ def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(t
         cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, centre_matches=7001))
 
 
-def test_cells_written_with_the_font_hand_are_cached_apart(tmp_path: Path) -> None:
-    """Cells of pages written with the font hand too are other cells: never read as (nor over) plain ones."""
+@pytest.mark.parametrize(("hand", "options"), [("fonthand", {"font_hand": True}),
+                                               ("mnist", {"mnist": Path("mnist-data")})])
+def test_cells_written_with_another_hand_are_cached_apart(tmp_path: Path, hand: str, options: dict[str, Any]) -> None:
+    """Cells of pages written with the font hand or MNIST's other digits too are other cells: never read as (nor
+    over) plain ones."""
     from digitise.training.cellnet import _samples as cached_samples
 
     for k, part in enumerate(("fit_normal", "fit_centre", "val_normal", "val_centre")):
         for kind, shape in (("point", (4, 4)), ("centre", (4, 8))):
             s = _samples(3 + k, shape, 10 * k + len(kind))
-            np.savez(tmp_path / f"{part}_fonthand_{kind}.ink{HANDWRITING_VERSION}.npz", inputs=s.inputs,
+            np.savez(tmp_path / f"{part}_{hand}_{kind}.ink{HANDWRITING_VERSION}.npz", inputs=s.inputs,
                      counts=s.counts, marks=s.marks, levels=s.levels)
-    data = cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, font_hand=True))
+    data = cached_samples(CellNetOptions(output=tmp_path, cache=tmp_path, **options))
     assert len(data["fit"]["point"]) == 3 + 4 and len(data["val"]["centre"]) == 6
+
+
+def test_the_font_hand_and_mnist_are_one_at_a_time(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="one at a time"):
+        train_cellnets(CellNetOptions(output=tmp_path / "out", font_hand=True, mnist=tmp_path))
 
 
 def test_augmentation_keeps_shape_and_range_and_is_seeded() -> None:
