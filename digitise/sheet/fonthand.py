@@ -19,7 +19,8 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError
-from digitise.fileio import make_folder, write_atomic
+from digitise.fileio import make_folder
+from digitise.sheet.glyphs import write_digit_glyphs
 
 #: Glyphs drawn per digit (the held-out set has 100 a digit too).
 PER_DIGIT = 100
@@ -149,10 +150,6 @@ def write_mixed_glyphs(folder: Path, mnist: Mapping[int, Sequence[np.ndarray]], 
                              f"got {len(m)} and {len(f)}")
         train = len(m) * 4 // 5
         fit = train - train // 10
-        ordered = m[:fit] + f[:fit] + m[fit:train] + f[fit:train] + m[train:] + f[train:]
-        for n, glyph in enumerate(ordered):
-            ok, png = cv2.imencode(".png", glyph)
-            if not ok:  # pragma: no cover - OpenCV encodes any uint8 image
-                raise InputError("glyph not encodable", folder)
-            write_atomic(folder / f"{digit}_{n:04d}.png", png.tobytes(), overwrite=overwrite)
+        write_digit_glyphs(folder, digit, m[:fit] + f[:fit] + m[fit:train] + f[fit:train] + m[train:] + f[train:],
+                           overwrite=overwrite)
     return folder

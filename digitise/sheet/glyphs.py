@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from digitise.errors import InputError
+from digitise.fileio import write_atomic
 
 #: Default glyph source when ../shared is beside the checkout.
 DEFAULT_DIGITS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "digits.png"
@@ -91,3 +93,12 @@ def _from_folder(path: Path) -> dict[int, list[np.ndarray]]:
             image = 255 - image
         glyphs[int(label)].append(image)
     return glyphs
+
+
+def write_digit_glyphs(folder: Path, digit: int, glyphs: Sequence[np.ndarray], *, overwrite: bool = False) -> None:
+    """``glyphs`` of ``digit`` into a glyph folder (``<digit>_<n>.png``), in the order the loader reads them back."""
+    for n, glyph in enumerate(glyphs):
+        ok, png = cv2.imencode(".png", glyph)
+        if not ok:  # pragma: no cover - OpenCV encodes any uint8 image
+            raise InputError("glyph not encodable", folder)
+        write_atomic(folder / f"{digit}_{n:05d}.png", png.tobytes(), overwrite=overwrite)

@@ -58,7 +58,7 @@ from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.training.mnist import TENTH as MNIST_TENTH
-from digitise.training.mnist import mnist_files
+from digitise.training.mnist import mnist_files, mnist_training_glyphs
 from digitise.vision.cellnet import (
     CENTRE_MODEL,
     CENTRE_MODEL_B,
@@ -493,8 +493,6 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                                        font_hand_glyphs(500, seed=FONT_HAND_SEED, faces="training"))
             data = _samples(replace(options, glyphs=mixed))
         elif options.mnist:
-            from digitise.training.mnist import mnist_training_glyphs
-
             data = _samples(replace(options, glyphs=mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
                                                                           options.glyphs)))
         else:

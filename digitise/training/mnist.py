@@ -27,7 +27,8 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError
-from digitise.fileio import make_folder, write_atomic
+from digitise.fileio import make_folder
+from digitise.sheet.glyphs import write_digit_glyphs
 
 #: The idx files of MNIST (training and test set), by what they hold.
 IDX_FILES = {
@@ -160,13 +161,8 @@ def write_training_glyphs(folder: Path, fit: Mapping[int, Sequence[np.ndarray]],
         if len(extra) < need_fit + need_val + test:
             raise InputError(f"too few glyphs of the digit {digit} for {tenth} a tenth: {len(own_fit)} fit, "
                              f"{len(own_val)} validation and {len(extra)} more", folder)
-        ordered = (own_fit + extra[:need_fit] + own_val + extra[need_fit:need_fit + need_val]
-                   + extra[need_fit + need_val:need_fit + need_val + test])
-        for n, glyph in enumerate(ordered):
-            ok, png = cv2.imencode(".png", glyph)
-            if not ok:  # pragma: no cover - OpenCV encodes any uint8 image
-                raise InputError("glyph not encodable", folder)
-            write_atomic(folder / f"{digit}_{n:05d}.png", png.tobytes(), overwrite=True)
+        write_digit_glyphs(folder, digit, own_fit + extra[:need_fit] + own_val + extra[need_fit:need_fit + need_val]
+                           + extra[need_fit + need_val:need_fit + need_val + test], overwrite=True)
     return folder
 
 

@@ -33,7 +33,7 @@ from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, reliability, softmax
 from digitise.training.cells import label_segments, random_cell
 from digitise.training.mnist import TENTH as MNIST_TENTH
-from digitise.training.mnist import mnist_files
+from digitise.training.mnist import mnist_files, mnist_training_glyphs
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE, digit_probabilities, normalise_glyph
 
 log = logging.getLogger(__name__)
@@ -263,8 +263,6 @@ def train_classifier(options: TrainOptions) -> TrainReport:
     torch.manual_seed(options.seed)
 
     if options.mnist is not None:
-        from digitise.training.mnist import mnist_training_glyphs
-
         with tempfile.TemporaryDirectory(prefix="digitise-glyphs-") as scratch:
             train_glyphs = load_digit_glyphs(mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
                                                                    options.glyphs), GlyphSubset.TRAIN)
