@@ -66,7 +66,9 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 POINT_MODEL = MODELS_DIR / "cellnet_point.onnx"
 CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 #: A second centre model, trained apart: when shipped, the centre's answer is the mean of the two
-#: (an ensemble is wrong less often and less sure when wrong).
+#: (an ensemble is wrong less often and less sure when wrong). Not shipped: one trained on MNIST's digits read more
+#: boards right but only 4 and 9 more of 20,519 turns, for about 7 % of a page's time (benchmarks/README.md,
+#: 2026-11-29 16:32).
 CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
 #: The same for point and off squares, shipped: trained like the first but on pages written with MNIST's
 #: digits that ``digits.png`` leaves out too (4,320 fit glyphs a digit against 360; ``digitise train --cellnet
