@@ -28,7 +28,7 @@ import numpy as np
 
 from digitise.errors import InputError
 from digitise.fileio import make_folder
-from digitise.sheet.glyphs import write_digit_glyphs
+from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs, write_digit_glyphs
 
 #: The idx files of MNIST (training and test set), by what they hold.
 IDX_FILES = {
@@ -169,7 +169,7 @@ def write_training_glyphs(folder: Path, fit: Mapping[int, Sequence[np.ndarray]],
 def mnist_training_glyphs(folder: Path, mnist: str | Path, source: str | Path | None = None,
                           tenth: int = TENTH) -> Path:
     """:func:`write_training_glyphs` of the glyph source's TRAIN glyphs and MNIST's digits unlike any of its."""
-    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
+    # Here, not at the top: digitise.training.train imports this module.
     from digitise.training.train import split_validation
 
     known = load_digit_glyphs(source, GlyphSubset.ALL)
