@@ -868,6 +868,47 @@ def test_a_match_length_the_headers_give_unsurely_is_written_with_a_note(lengths
     assert not [n for n in solve(readings, players=match.players, length=3).report["notes"] if n.startswith("match")]
 
 
+def _with_lengths(match: MatchRecord, lengths: list[tuple[str, float]]) -> Readings:
+    """Certain readings of ``match`` whose first pages' headers read these match lengths."""
+    pages = _certain(match).pages
+    return Readings(tuple(
+        PageReading(p.source, p.page, p.boards, {"match_length": {"value": lengths[k][0], "confidence": lengths[k][1]}}
+                    if k < len(lengths) else {})
+        for k, p in enumerate(pages)))
+
+
+def test_a_length_misread_unsurely_is_overruled_by_the_games_played_past_it() -> None:
+    """A 5-point match whose headers read "5" once and "3" twice (m9144 of the benchmark): at 3, the
+    match ended with its first game (4 points) and every later board was set aside."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+
+    match = play_match(2, SelfPlayOptions(length=5))
+    assert [(g.score.bottom, g.score.top) for g in match.games] == [(0, 0), (4, 0)]
+    result = solve(_with_lengths(match, [("5", 0.9998), ("3", 0.5698), ("3", 0.814)]), players=match.players)
+    assert result.match.length == 5
+    assert compare(match, result.match, result.report).differences == ()
+    assert result.report["summary"]["set_aside"] == 0
+    assert [n for n in result.report["notes"] if n.startswith("match length")] == [
+        ("match length: the page headers read 3, but not surely, and the games recorded fit a 5-point match "
+         "better: written as 5; check it, or give the length (--length)")]
+    # Given on the command line, the length is the user's, fitting or not.
+    assert solve(_with_lengths(match, [("5", 0.9998)]), players=match.players, length=3).match.length == 3
+
+
+def test_a_length_read_unsurely_stays_when_the_games_fit_another_no_better() -> None:
+    """A 3-point match whose headers also read "5": the longer match is the looser one (its end and its
+    Crawford game later), so the games fit it as well, and the vote stands."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+
+    match = play_match(10, SelfPlayOptions(length=3))
+    assert [(g.score.bottom, g.score.top) for g in match.games] == [(0, 0), (2, 0)]
+    result = solve(_with_lengths(match, [("3", 0.57), ("5", 0.5)]), players=match.players)
+    assert result.match.length == 3
+    assert compare(match, result.match, result.report).differences == ()
+    notes = [n for n in result.report["notes"] if n.startswith("match length")]
+    assert len(notes) == 1 and "read as 3 from the page headers, but not surely" in notes[0]
+
+
 DATA = Path(__file__).parent / "data"
 
 

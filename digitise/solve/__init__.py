@@ -182,13 +182,18 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     notes: list[str] = []
     _, protected, gap_notes, pile_marks = _page_sequence(readings)
     notes += gap_notes
+    #: Lengths to weigh against the games recorded: only what the headers read, and only when unsure.
+    lengths: list[int] = []
+    unsure = ""
     if length is None:
         length = header.get("length", 0)
         if "length" not in header:
             notes.append(LENGTH_UNKNOWN)
         elif header["length_support"] < LENGTH_SURE or header["length_share"] < LENGTH_AGREED:
-            notes.append(LENGTH_UNSURE.format(length=length, support=header["length_support"],
-                                              share=header["length_share"]))
+            unsure = LENGTH_UNSURE.format(length=length, support=header["length_support"],
+                                          share=header["length_share"])
+            notes.append(unsure)
+            lengths = header["lengths"][:LENGTHS_WEIGHED]
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
         if "one_player" in header:
@@ -212,6 +217,18 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
+    voted = length
+    for other in lengths:
+        if other == voted:
+            continue
+        # A length misread ends the match early (every later board set aside) or makes a game the
+        # Crawford game: the games recorded say which length they were played to. Only a better
+        # explanation of the boards overrules the headers' vote.
+        trial = _search(evidence, other, forced, prior, cache=cache)
+        if trial.score > final.score + LENGTH_EVIDENCE:
+            final, length = trial, other
+    if length != voted:
+        notes[notes.index(unsure)] = LENGTH_FROM_GAMES.format(voted=voted, length=length)
     final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below, _GapMarks(pile_marks, [sheets[i] for i in kept],
@@ -451,14 +468,24 @@ class _GapMarks:
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
 LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited)"
 #: A length the headers give with less confidence than this in all (summed over pages), or with less
-#: than this share of it against other lengths read, is written with a note: a wrong length is no
-#: turn's error, but it changes the match (its end, the Crawford game) and nothing else would show it.
+#: than this share of it against other lengths read, is written with a note, and each other length read
+#: is tried against the games (:data:`LENGTHS_WEIGHED`): a wrong length changes the match (its end, the
+#: Crawford game), and only the boards after a misread end show it (a 5-point match read as 3 on two
+#: of its three headers lost four games of 161 boards, set aside, before the games were weighed).
 #: The 384 matches of the saved end-to-end sets read their length right with at least 1.0 and 0.71; a
 #: curled photo's header read "2" for "3" at 0.08 and went through without a word.
 LENGTH_SURE = 0.5
 LENGTH_AGREED = 0.6
 LENGTH_UNSURE = ("match length: read as {length} from the page headers, but not surely (confidence {support:.2f}, "
                  "{share:.0%} of what was read): check it, or give the length (--length)")
+#: At most this many of the lengths read (most voted first) are each tried against the games when unsure.
+LENGTHS_WEIGHED = 3
+#: How much better (log) the games must fit another length read to overrule the vote: a board set
+#: aside (``search.FOREIGN``). A longer match is the looser one (a later end, another Crawford game),
+#: so it can fit a little better by chance alone: a stray mark in the Crawford game taken for a double.
+LENGTH_EVIDENCE = -FOREIGN
+LENGTH_FROM_GAMES = ("match length: the page headers read {voted}, but not surely, and the games recorded fit a "
+                     "{length}-point match better: written as {length}; check it, or give the length (--length)")
 PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
                    f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
@@ -606,7 +633,8 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
 
 def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
     """Match length and player names, when the page headers give them (with the length, how surely:
-    ``length_support``, its summed confidence, and ``length_share``, its share of all lengths read).
+    ``length_support``, its summed confidence, ``length_share``, its share of all lengths read, and
+    ``lengths``, every length read, most voted first).
 
     Every page's header votes, weighted by the reader's confidence: one
     misread header (a "3" read as "75") must not outvote the other pages.
@@ -664,6 +692,9 @@ def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
         support = votes["length"][found["length"]]
         found["length_support"] = round(support, 4)
         found["length_share"] = round(support / sum(votes["length"].values()), 4)
+        # Every length read, most voted first (ties by value, as the choice above).
+        found["lengths"] = [value for value, tally in sorted(votes["length"].items(), key=lambda kv: (-kv[1], str(kv[0])))
+                            if tally > 0.0]
     names = (found.get("bottom", DEFAULT_PLAYERS[0]), found.get("top", DEFAULT_PLAYERS[1]))
     if names[0] == names[1]:
         alike = alike or ("bottom" in found and "top" in found)
