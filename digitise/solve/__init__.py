@@ -182,8 +182,8 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     notes: list[str] = []
     _, protected, gap_notes, pile_marks = _page_sequence(readings)
     notes += gap_notes
-    #: Lengths to weigh against the games recorded: only what the headers read, and only when unsure.
-    lengths: list[int] = []
+    #: Other lengths to weigh against the games recorded: only what the headers read, and only when unsure.
+    others: list[int] = []
     unsure = ""
     if length is None:
         length = header.get("length", 0)
@@ -193,7 +193,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             unsure = LENGTH_UNSURE.format(length=length, support=header["length_support"],
                                           share=header["length_share"])
             notes.append(unsure)
-            lengths = header["lengths"][:LENGTHS_WEIGHED]
+            others = header["lengths"][1:LENGTHS_WEIGHED]
     if players is None:
         players = header.get("players", DEFAULT_PLAYERS)
         if "one_player" in header:
@@ -218,9 +218,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
     voted = length
-    for other in lengths:
-        if other == voted:
-            continue
+    for other in others:
         # A length misread ends the match early (every later board set aside) or makes a game the
         # Crawford game: the games recorded say which length they were played to. Only a better
         # explanation of the boards overrules the headers' vote.
@@ -478,7 +476,7 @@ LENGTH_SURE = 0.5
 LENGTH_AGREED = 0.6
 LENGTH_UNSURE = ("match length: read as {length} from the page headers, but not surely (confidence {support:.2f}, "
                  "{share:.0%} of what was read): check it, or give the length (--length)")
-#: At most this many of the lengths read (most voted first) are each tried against the games when unsure.
+#: At most this many of the lengths read (most voted first, the vote's own among them) are solved when unsure.
 LENGTHS_WEIGHED = 3
 #: How much better (log) the games must fit another length read to overrule the vote: a board set
 #: aside (``search.FOREIGN``). A longer match is the looser one (a later end, another Crawford game),
@@ -683,18 +681,19 @@ def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
         if isinstance(bottom, str) or isinstance(top, str):
             vote_players(bottom if isinstance(bottom, str) else "", top if isinstance(top, str) else "", conf_b, conf_t)
     found: dict[str, Any] = {}
+    ranked: dict[str, list[Any]] = {}
     for key, tally in votes.items():
-        # A vote of no weight (a confidence that is no number) is no reading.
-        if tally and max(tally.values()) > 0.0:
-            # Highest total confidence; ties broken by value so the choice is deterministic.
-            found[key] = min(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))[0]
+        # Highest total confidence first; ties broken by value so the choice is deterministic. A vote
+        # of no weight (a confidence that is no number) is no reading.
+        ranked[key] = [value for value, weight in sorted(tally.items(), key=lambda kv: (-kv[1], str(kv[0])))
+                       if weight > 0.0]
+        if ranked[key]:
+            found[key] = ranked[key][0]
     if "length" in found:
         support = votes["length"][found["length"]]
         found["length_support"] = round(support, 4)
         found["length_share"] = round(support / sum(votes["length"].values()), 4)
-        # Every length read, most voted first (ties by value, as the choice above).
-        found["lengths"] = [value for value, tally in sorted(votes["length"].items(), key=lambda kv: (-kv[1], str(kv[0])))
-                            if tally > 0.0]
+        found["lengths"] = ranked["length"]
     names = (found.get("bottom", DEFAULT_PLAYERS[0]), found.get("top", DEFAULT_PLAYERS[1]))
     if names[0] == names[1]:
         alike = alike or ("bottom" in found and "top" in found)
