@@ -25,9 +25,13 @@ generated cells between runs; the model's JSON says how it was trained):
 * a second point model (``--second`` writes ``cellnet_point_b.onnx``; the
   reader answers with the mean of the two), on pages written with MNIST's
   digits that ``digits.png`` leaves out as well (``scripts/fetch-mnist``
-  puts MNIST's files in ``../mnist-data``; :mod:`digitise.training.mnist`)::
+  puts MNIST's files in ``../mnist-data``; :mod:`digitise.training.mnist`),
+  three times the default whole matches and 300 matches of boards with a
+  square of two or more digits (108,248 point squares against 31,848; about
+  25 min of cells and 48 min of training on a 2-core machine)::
 
-    digitise train --cellnet --only point --second --mnist ../mnist-data -o digitise/vision/models
+    digitise train --cellnet --only point --second --mnist ../mnist-data \
+        --matches 420 --multi-matches 300 --seed 5 -o digitise/vision/models
 
 A second model written with a hand drawn from fonts too (``--font-hand``)
 was tried and not kept (:data:`digitise.vision.cellnet.POINT_MODEL_B`).

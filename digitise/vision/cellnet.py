@@ -71,11 +71,13 @@ CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 #: 2026-11-29 16:32).
 CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
 #: The same for point and off squares, shipped: trained like the first but on pages written with MNIST's
-#: digits that ``digits.png`` leaves out too (4,320 fit glyphs a digit against 360; ``digitise train --cellnet
-#: --only point --second --mnist ../mnist-data``). Alone it read the benchmark no better; averaged with the first,
-#: over 192 matches a level, more boards read right on all eight set-levels and at heavy damage 97.54 % of turns
-#: right against 97.15 %, 8 silent against 22 (benchmarks/README.md, 2026-11-29). Earlier second models (trained
-#: like the first, or with a hand drawn from fonts) changed only which misreads cascade, or read MNIST's hand worse.
+#: digits that ``digits.png`` leaves out too (4,320 fit glyphs a digit against 360), on three times the first's
+#: matches plus 300 matches of many-digit squares (``digitise train --cellnet --only point --second --mnist
+#: ../mnist-data --matches 420 --multi-matches 300 --seed 5``). Averaged with the first, over 192 matches a
+#: level, more boards read right on all eight set-levels of the benchmark and of the unseen-glyph set
+#: (benchmarks/README.md, 2026-11-29 22:00). Earlier second models (trained like the first, or with a hand drawn
+#: from fonts) changed only which misreads cascade, or read MNIST's hand worse; one on MNIST's digits but the
+#: first's 140 matches was shipped before this one.
 POINT_MODEL_B = MODELS_DIR / "cellnet_point_b.onnx"
 #: Cells are read as the mean over their input and the input moved a pixel each way (ShiftedCellNet). Centres:
 #: on 1,851 validation centres (seeds 8100-8249) top-1 89.2 -> 90.3 %, ECE 0.031 -> 0.027, confident errors
