@@ -27,8 +27,9 @@ generated cells between runs; the model's JSON says how it was trained):
   digits that ``digits.png`` leaves out as well (``scripts/fetch-mnist``
   puts MNIST's files in ``../mnist-data``; :mod:`digitise.training.mnist`),
   three times the default whole matches and 300 matches of boards with a
-  square of two or more digits (108,248 point squares against 31,848; about
-  25 min of cells and 48 min of training on a 2-core machine)::
+  square of two or more digits (108,248 point squares against 31,848; 20 min
+  of new cells with the first 140 matches' cells cached, and 48 min of
+  training, on a 2-core machine)::
 
     digitise train --cellnet --only point --second --mnist ../mnist-data \
         --matches 420 --multi-matches 300 --seed 5 -o digitise/vision/models

@@ -75,7 +75,7 @@ CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
 #: matches plus 300 matches of many-digit squares (``digitise train --cellnet --only point --second --mnist
 #: ../mnist-data --matches 420 --multi-matches 300 --seed 5``). Averaged with the first, over 192 matches a
 #: level, more boards read right on all eight set-levels of the benchmark and of the unseen-glyph set
-#: (benchmarks/README.md, 2026-11-29 22:00). Earlier second models (trained like the first, or with a hand drawn
+#: (benchmarks/README.md, 2026-11-29 21:40). Earlier second models (trained like the first, or with a hand drawn
 #: from fonts) changed only which misreads cascade, or read MNIST's hand worse; one on MNIST's digits but the
 #: first's 140 matches was shipped before this one.
 POINT_MODEL_B = MODELS_DIR / "cellnet_point_b.onnx"
