@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -32,6 +33,8 @@ from digitise.solve.compare import solved_turns_right
 
 #: Below this a flagged turn is in the lowest band, whatever the review bar.
 LOW = 0.9
+#: The reason given to a dance filled in for a board the solver found missing.
+INSERTED_FOR_MISSING = "a dance filled in for a missing board"
 
 
 @dataclass(frozen=True)
@@ -91,9 +94,20 @@ def one(args: tuple[str, str, str, float, tuple[str, ...]]) -> list[Turn]:
     readings_path, truth_path, level, review_below, settings = args
     truth, solved, report = solved_again(readings_path, truth_path, review_below, settings)
     name = Path(readings_path).name.replace(".report.readings.json", "")
+    return report_turns(level, name, solved_turns_right(truth, solved), report)
+
+
+def report_turns(level: str, name: str, judged: Iterable[tuple[int, int, bool]], report: dict[str, Any]) -> list[Turn]:
+    """The turns of an aligned ``report`` at ``judged``'s (game index, turn index, right)."""
     out = []
-    for g, i, right in solved_turns_right(truth, solved):
+    for g, i, right in judged:
         turn = report["games"][g]["turns"][i]
+        if turn.get("inserted"):
+            # A dance the .mat holds and no board records (a closed-out player's, or one filled in for a
+            # missing board, whose flag is the next board's): counted, as bench_end_to_end.py counts it.
+            reasons = (INSERTED_FOR_MISSING,) if turn["flagged"] else ()
+            out.append(Turn(level, name, 0, 0, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)"))
+            continue
         out.append(Turn(level, name, turn["page"], turn["board"], float(turn["confidence"]), bool(turn["flagged"]),
                         bool(turn.get("follows")), tuple(turn["reasons"]), right, str(turn.get("move", ""))))
     return out
@@ -129,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{level}: {len(mine)} turns, {flagged} flagged ({100 * flagged / len(mine):.2f} %), "
               f"{len(silent)} silent ({100 * len(silent) / len(mine):.3f} %)")
         for t in silent:
-            print(f"  silent: {t.match} page {t.page} board {t.board} at {t.confidence:.4f}: {t.move!r}")
+            where = f"page {t.page} board {t.board}" if t.page else "no board"
+            print(f"  silent: {t.match} {where} at {t.confidence:.4f}: {t.move!r}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.flags import Turn, band, reason_kind, tally
+from benchmarks.flags import INSERTED_FOR_MISSING, Turn, band, reason_kind, report_turns, tally
 
 
 def _turn(confidence: float, reasons: tuple[str, ...], right: bool, flagged: bool = True) -> Turn:
@@ -42,3 +42,22 @@ def test_flagged_turns_are_counted_by_band_and_reasons_with_the_wrong_ones() -> 
     assert list(got) == [("heavy", "< 0.9", "low confidence + unreadable centre"),
                          ("heavy", "0.9 - 0.98", "low confidence"),
                          ("heavy", ">= 0.98", "later turns rest on it")]
+
+
+def test_a_dance_no_board_records_is_counted_without_a_board() -> None:
+    """The .mat's dances that no board records (a closed-out player's, one filled in for a missing board) are
+    placeholders in the aligned report, without page or confidence: counted, not a KeyError."""
+    report = {"games": [{"turns": [
+        {"page": 3, "board": 2, "confidence": 0.97, "flagged": True, "follows": None,
+         "reasons": ["low confidence"], "move": "8/5 6/5"},
+        {"flagged": True, "inserted": True},
+        {"flagged": False, "inserted": True},
+    ]}]}
+    turns = report_turns("medium", "m9137", [(0, 0, True), (0, 1, False), (0, 2, True)], report)
+    assert [(t.page, t.board, t.flagged, t.reasons, t.right) for t in turns] == [
+        (3, 2, True, ("low confidence",), True),
+        (0, 0, True, (INSERTED_FOR_MISSING,), False),
+        (0, 0, False, (), True),
+    ]
+    assert tally(turns, 0.98) == {("medium", "0.9 - 0.98", "low confidence"): (1, 0),
+                                  ("medium", ">= 0.98", INSERTED_FOR_MISSING): (1, 1)}

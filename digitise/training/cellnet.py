@@ -35,7 +35,10 @@ generated cells between runs; the model's JSON says how it was trained):
         --matches 420 --multi-matches 300 --seed 5 -o digitise/vision/models
 
 A second model written with a hand drawn from fonts too (``--font-hand``)
-was tried and not kept (:data:`digitise.vision.cellnet.POINT_MODEL_B`).
+was tried and not kept (:data:`digitise.vision.cellnet.POINT_MODEL_B`), and
+so was the first retrained on the second's pages (``--matches 420
+--multi-matches 300 --seed 7`` without ``--mnist``:
+:data:`digitise.vision.cellnet.POINT_MODEL`).
 
 PyTorch is imported inside the functions that need it: a training-time
 extra, never needed to read.

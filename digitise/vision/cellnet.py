@@ -63,6 +63,9 @@ OUTPUTS = len(VALUES) * (MAX_COUNT + 1) + 3
 MARKS = ("letters", "crossed", "arrow")
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
+#: The first point model, trained on 140 matches of ``digits.png``'s glyphs. Retrained on the second's pages (with
+#: those glyphs only) it read more boards right at heavy, but averaged with the second the two were surely wrong
+#: together: 17 and 43 silent turns of 20,519 against 5 and 6 (benchmarks/README.md, 2026-11-30 00:22).
 POINT_MODEL = MODELS_DIR / "cellnet_point.onnx"
 CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 #: A second centre model, trained apart: when shipped, the centre's answer is the mean of the two
