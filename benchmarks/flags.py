@@ -43,8 +43,9 @@ class Turn:
 
     level: str
     match: str
-    page: int
-    board: int
+    #: None for a dance the .mat holds and no board records (then ``confidence`` is 1: the solver gave none).
+    page: int | None
+    board: int | None
     confidence: float
     flagged: bool
     follows: bool
@@ -106,7 +107,7 @@ def report_turns(level: str, name: str, judged: Iterable[tuple[int, int, bool]],
             # A dance the .mat holds and no board records (a closed-out player's, or one filled in for a
             # missing board, whose flag is the next board's): counted, as bench_end_to_end.py counts it.
             reasons = (INSERTED_FOR_MISSING,) if turn["flagged"] else ()
-            out.append(Turn(level, name, 0, 0, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)"))
+            out.append(Turn(level, name, None, None, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)"))
             continue
         out.append(Turn(level, name, turn["page"], turn["board"], float(turn["confidence"]), bool(turn["flagged"]),
                         bool(turn.get("follows")), tuple(turn["reasons"]), right, str(turn.get("move", ""))))
@@ -143,8 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{level}: {len(mine)} turns, {flagged} flagged ({100 * flagged / len(mine):.2f} %), "
               f"{len(silent)} silent ({100 * len(silent) / len(mine):.3f} %)")
         for t in silent:
-            where = f"page {t.page} board {t.board}" if t.page else "no board"
-            print(f"  silent: {t.match} {where} at {t.confidence:.4f}: {t.move!r}")
+            if t.page is None:
+                print(f"  silent: {t.match}: a dance no board records")
+            else:
+                print(f"  silent: {t.match} page {t.page} board {t.board} at {t.confidence:.4f}: {t.move!r}")
     return 0
 
 

@@ -56,8 +56,8 @@ def test_a_dance_no_board_records_is_counted_without_a_board() -> None:
     turns = report_turns("medium", "m9137", [(0, 0, True), (0, 1, False), (0, 2, True)], report)
     assert [(t.page, t.board, t.flagged, t.reasons, t.right) for t in turns] == [
         (3, 2, True, ("low confidence",), True),
-        (0, 0, True, (INSERTED_FOR_MISSING,), False),
-        (0, 0, False, (), True),
+        (None, None, True, (INSERTED_FOR_MISSING,), False),
+        (None, None, False, (), True),
     ]
     assert tally(turns, 0.98) == {("medium", "0.9 - 0.98", "low confidence"): (1, 0),
                                   ("medium", ">= 0.98", INSERTED_FOR_MISSING): (1, 1)}
