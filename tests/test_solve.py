@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -907,6 +908,46 @@ def test_a_length_read_unsurely_stays_when_the_games_fit_another_no_better() -> 
     assert compare(match, result.match, result.report).differences == ()
     notes = [n for n in result.report["notes"] if n.startswith("match length")]
     assert len(notes) == 1 and "read as 3 from the page headers, but not surely" in notes[0]
+
+
+def test_games_that_outrun_the_length_are_set_aside_with_a_note_naming_the_length_they_fit() -> None:
+    """A 5-point match read or given as 3: it ends with its first game (4 points), and the boards of the
+    second are set aside, flagged. They may be another match's pages put after this one's, so the length
+    is not changed, but the note says which length the games fit, whether the 3 was read or given."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+
+    match = play_match(2, SelfPlayOptions(length=5))
+    assert [(g.score.bottom, g.score.top) for g in match.games] == [(0, 0), (4, 0)]
+    read = solve(_with_lengths(match, [("3", 0.9998), ("3", 0.99)]), players=match.players)
+    given = solve(_with_lengths(match, [("5", 0.9998)]), players=match.players, length=3)
+    for result, source in ((read, "as read from the page headers"), (given, "as given")):
+        assert result.match.length == 3
+        assert len(result.match.games) == 1
+        over = result.report["summary"]["set_aside"]
+        assert over > 20
+        assert {r for s in result.report["skipped"] for r in s["reasons"]} == {"a board after the end of the match"}
+        assert [n for n in result.report["notes"] if n.startswith("match length")] == [
+            (f"match length: 3 {source}, but {over} boards with writing follow the end of a 3-point match "
+             "(set aside); the games recorded fit a 5-point match: if that is its length, give it (--length 5)")]
+    # Given the length the note names, the match is read whole and nothing is said of its length.
+    whole = solve(_with_lengths(match, [("3", 0.9998)]), players=match.players, length=5)
+    assert compare(match, whole.match, whole.report).differences == ()
+    assert not [n for n in whole.report["notes"] if n.startswith("match length")]
+
+
+def test_a_stray_board_after_the_end_that_no_longer_match_explains_brings_no_length_note() -> None:
+    """A 3-point match read as 3, with a copy of a mid-game board on a page after its end: no new game
+    could begin with that move, so no longer match explains it better, and nothing is said of the length."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+
+    match = play_match(10, SelfPlayOptions(length=3))
+    readings = _with_lengths(match, [("3", 0.99)])
+    stray = replace(readings.pages[0].boards[5], index=1)
+    readings = Readings((*readings.pages, PageReading("stray", len(readings.pages) + 1, (stray,))))
+    result = solve(readings, players=match.players)
+    assert compare(match, result.match, result.report).differences == ()
+    assert [(s["page"], s["board"]) for s in result.report["skipped"]] == [(len(readings.pages), 1)]
+    assert not [n for n in result.report["notes"] if n.startswith("match length")]
 
 
 DATA = Path(__file__).parent / "data"

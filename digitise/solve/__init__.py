@@ -110,6 +110,7 @@ from digitise.solve.evidence import BoardEvidence
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.roster import roster_name
 from digitise.solve.search import (
+    AFTER_THE_END,
     FOREIGN,
     LOW_CONFIDENCE,
     POOR_FIT,
@@ -185,6 +186,7 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     #: Other lengths to weigh against the games recorded: only what the headers read, and only when unsure.
     others: list[int] = []
     unsure = ""
+    given = length is not None
     if length is None:
         length = header.get("length", 0)
         if "length" not in header:
@@ -227,6 +229,14 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
             final, length = trial, other
     if length != voted:
         notes[notes.index(unsure)] = LENGTH_FROM_GAMES.format(voted=voted, length=length)
+    overrun = _overrun(best_path(final))
+    if overrun and length > 0:
+        fits = _length_played(evidence, forced, prior, cache, final.score, length, header.get("lengths", []))
+        if fits is not None:
+            # Not written as that length: the boards after the end may as well be another match's pages put
+            # after this one's, which a longer match would take in silently. They stay set aside and flagged.
+            notes.append(LENGTH_OVERRUN.format(length=length, boards=overrun, fits=fits,
+                                               source=" as given" if given else " as read from the page headers"))
     final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below, _GapMarks(pile_marks, [sheets[i] for i in kept],
@@ -484,6 +494,63 @@ LENGTHS_WEIGHED = 3
 LENGTH_EVIDENCE = -FOREIGN
 LENGTH_FROM_GAMES = ("match length: the page headers read {voted}, but not surely, and the games recorded fit a "
                      "{length}-point match better: written as {length}; check it, or give the length (--length)")
+#: A length the games outrun: boards with writing after the match was won, which a longer match explains.
+LENGTH_OVERRUN = ("match length: {length}{source}, but {boards} boards with writing follow the end of a {length}-point "
+                  "match (set aside); the games recorded fit a {fits}-point match: if that is its length, give it "
+                  "(--length {fits})")
+#: Longer lengths tried, at most, when the games outrun the match.
+OVERRUN_TRIED = 3
+
+
+def _overrun(path: Sequence[Node]) -> int:
+    """How many boards with writing ``path`` reads after its match was won."""
+    over = 0
+    for node in path:
+        if node.board is not None and node.parent is not None and node.parent.state.match.is_over \
+                and node.summary != ("blank",):
+            over += 1
+    return over
+
+
+def _length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], prior: PlayPrior, cache: Cache,
+                   score: float, length: int, read: Sequence[int]) -> int | None:
+    """The match length the games recorded fit when they outrun ``length``, or ``None`` when none fits better.
+
+    The boards are explained once with no match end (unlimited); the score
+    the games reach says which lengths end the match at its last game (or,
+    when the last game is unfinished, which lengths it has not reached yet).
+    At most :data:`OVERRUN_TRIED` of those are solved (lengths the headers
+    read first, then odd ones, as matches are, shortest first), and the best
+    must explain the boards better than ``score`` by a board set aside
+    (:data:`LENGTH_EVIDENCE`).
+    """
+    path = best_path(_search(evidence, 0, forced, prior, cache=cache))
+    if not path:
+        return None
+    scores = [(0, 0)]
+    for node in path:
+        pair = (node.state.match.score.bottom, node.state.match.score.top)
+        if pair != scores[-1]:
+            scores.append(pair)
+    last = path[-1].state
+    reached = max(scores[-1])
+    if last.on_roll is None and last.pending is None and len(scores) > 1:
+        # The last game was finished: the match ended with it.
+        lengths = list(range(max(max(scores[-2]), length) + 1, reached + 1))
+    else:
+        # Any longer length fits as well: the headers' other readings, else the shortest odd one.
+        shortest = max(reached, length) + 1
+        lengths = [n for n in read if n >= shortest] or [shortest + 1 - shortest % 2]
+    lengths = sorted({n for n in lengths if 0 < n <= MAX_MATCH_LENGTH},
+                     key=lambda n: (n not in read, n % 2 == 0, n))[:OVERRUN_TRIED]
+    best: tuple[float, int] | None = None
+    for other in lengths:
+        trial = _search(evidence, other, forced, prior, cache=cache).score
+        if trial > score + LENGTH_EVIDENCE and (best is None or trial > best[0]):
+            best = (trial, other)
+    return None if best is None else best[1]
+
+
 PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
                    f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
 PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
@@ -869,8 +936,12 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             if ev is not None and node.fit < POOR_FIT and not reasons:
                 # Set aside (a names board, a blank) though the reader saw marks there: a short or
                 # broken record can read better so than as turns of a game that never ends.
-                reasons.append("the marks fit no turn: set aside" if any(e.kind == "blank" for e in node.events)
-                               else "the marks fit no turn: read as a names board")
+                if node.parent is not None and node.parent.state.match.is_over:
+                    # Not a names board: the match was over, so no turn could be read there at all.
+                    reasons.append(AFTER_THE_END)
+                else:
+                    reasons.append("the marks fit no turn: set aside" if any(e.kind == "blank" for e in node.events)
+                                   else "the marks fit no turn: read as a names board")
             if reasons:
                 skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
             continue
