@@ -950,7 +950,7 @@ def test_a_stray_board_after_the_end_that_no_longer_match_explains_brings_no_len
     assert not [n for n in result.report["notes"] if n.startswith("match length")]
 
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 
 
 def test_a_misread_that_only_a_far_board_exposes_is_flagged() -> None:
