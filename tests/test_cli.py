@@ -340,7 +340,11 @@ def test_a_length_and_names_read_nowhere_are_noted_and_flagged(tmp_path: Path) -
     assert result.exit_code == int(ExitCode.FLAGGED), result.output
     assert "note: match length: not given" in result.stderr and "note: player names: not given" in result.stderr
     given = run("solve", bare, "-o", tmp_path / "given.mat", "--length", "5", "--players", "Ann,Bo")
-    assert "note:" not in given.stderr
+    assert "note: match length" not in given.stderr and "note: player names" not in given.stderr
+    # The readings are of a 3-point match, won 3-2: at 5 points the record stops short, the only note.
+    assert [line for line in given.stderr.splitlines() if "note:" in line] == [
+        ("digitise: note: the record ends at Ann 2, Bo 3, before either player reached 5 points: pages missing "
+        "at the end, or a shorter match (--length)?")]
 
 
 def test_a_geometry_file_that_is_not_text_is_bad_input(bad: dict[str, Path], tmp_path: Path) -> None:
@@ -1308,7 +1312,10 @@ def test_scan_on_a_terminal_shows_its_pages_read_then_only_the_summary_or_the_er
     assert "2/2 [" in text
     # What stays on the screen: the bar's line overwritten by blanks (\r), then the summary.
     last = text.replace("\r\n", "\n").split("\r")[-1].strip()
-    assert last.startswith(f"{tmp_path / 'm.mat'}: 2 pages, "), text
+    # Two pages of a longer match: the note that the record stops short comes first, then the summary.
+    lines = last.splitlines()
+    assert lines[0].startswith("digitise: note: the record ends"), text
+    assert lines[1].startswith(f"{tmp_path / 'm.mat'}: 2 pages, "), text
     code, text = _on_terminal(["scan", *pages, "-o", tmp_path / "m.mat"])
     assert code == int(ExitCode.OUTPUT)
     assert text.replace("\r\n", "\n").split("\r")[-1].strip().startswith("digitise: error: "), text

@@ -562,6 +562,32 @@ NO_GAME = ("no legal game explains the marks: {boards} boards hold writing, but 
            "played from the start; are these the pages of one match, in order?")
 
 
+#: A record that stops before its match is over: the last pages may be missing (or the length is wrong).
+GAME_UNFINISHED = ("the record ends in game {game}, before it was won ({score}): a page missing at the end?")
+MATCH_UNFINISHED = ("the record ends at {score}, before either player reached {length} points: pages missing at "
+                    "the end, or a shorter match (--length)?")
+
+
+def _record_end(match: MatchRecord) -> str | None:
+    """A note when ``match`` stops before it is over: its last game not won, or nobody at the length."""
+    if not match.games:
+        return None
+    last = match.games[-1]
+    score = last.score
+    if last.winner is None:
+        return GAME_UNFINISHED.format(game=last.number, score=_score_text(match.players, score.bottom, score.top))
+    if last.points is not None:
+        score = score.add(last.winner, last.points)
+    if match.length > 0 and max(score.bottom, score.top) < match.length:
+        return MATCH_UNFINISHED.format(score=_score_text(match.players, score.bottom, score.top), length=match.length)
+    return None
+
+
+def _score_text(players: tuple[str, str], bottom: int, top: int) -> str:
+    """``Alice 3, Bruno 2``: a score as the note says it."""
+    return f"{players[0]} {bottom}, {players[1]} {top}"
+
+
 def _noted(result: SolveResult, notes: list[str], evidence: Sequence[BoardEvidence] = ()) -> SolveResult:
     """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report.
 
@@ -578,6 +604,9 @@ def _noted(result: SolveResult, notes: list[str], evidence: Sequence[BoardEviden
         # Nothing written, or writing that no game from the start can follow.
         written = sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed))
         notes = [*notes, NO_GAME.format(boards=written) if written else NO_TURNS]
+    else:
+        ending = _record_end(result.match)
+        notes = [*notes, ending] if ending else notes
     result.report["notes"] = notes
     filled = with_closed_out_dances(result.match, fill_gaps=True)
     result.report["closed_out"] = sum(len(a.actions) - len(b.actions)

@@ -950,6 +950,31 @@ def test_a_stray_board_after_the_end_that_no_longer_match_explains_brings_no_len
     assert not [n for n in result.report["notes"] if n.startswith("match length")]
 
 
+def test_a_record_that_stops_before_the_match_is_over_says_so() -> None:
+    """A whole match has no note on its end; its last page left out, the last game is not won; given a
+    longer length, the games end before anyone reaches it. Both may be pages missing at the end."""
+    from digitise.game.selfplay import SelfPlayOptions, play_match
+
+    def ending(result: SolveResult) -> list[str]:
+        return [n for n in result.report["notes"] if n.startswith("the record ends")]
+
+    match = play_match(2, SelfPlayOptions(length=5))
+    second = match.games[1]
+    assert (second.score.bottom, second.score.top, second.winner, second.points) == (4, 0, Side.BOTTOM, 1)
+    readings = _certain(match)
+    assert ending(solve(readings, players=match.players, length=5)) == []
+    cut = Readings(readings.pages[:-1])
+    result = solve(cut, players=match.players, length=5)
+    assert len(result.match.games) == 2 and result.match.games[-1].winner is None
+    bottom, top = match.players
+    assert ending(result) == [(f"the record ends in game 2, before it was won ({bottom} 4, {top} 0): "
+                              "a page missing at the end?")]
+    longer = solve(readings, players=match.players, length=7)
+    assert compare(match, longer.match, longer.report).differences == ()
+    assert ending(longer) == [(f"the record ends at {bottom} 5, {top} 0, before either player reached 7 points: "
+                              "pages missing at the end, or a shorter match (--length)?")]
+
+
 DATA = Path(__file__).parent.parent / "data"
 
 
