@@ -11,6 +11,11 @@ lists the silent turns (wrong, neither flagged nor following a flagged board).
 
     .venv/bin/python benchmarks/flags.py /tmp/e2e-9000/heavy /tmp/e2e-9100/heavy
     .venv/bin/python benchmarks/flags.py /tmp/e2e-real/medium /tmp/e2e-real/heavy --review-below 0.9
+    .venv/bin/python benchmarks/flags.py /tmp/e2e-9000/heavy --by-kind   # and how sure against how often wrong
+
+``--by-kind`` adds how often a turn whose position before was right is
+wrong (a first error), by kind of turn (move, bear-off, dance, double, ...)
+and confidence band: whether the solver's confidence says what it should.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ class Turn:
     reasons: tuple[str, ...]
     right: bool
     move: str
+    #: The game's index in the match, and what the turn did ("move", "double", "take", "drop", ...).
+    game: int = 0
+    action: str = "move"
 
 
 def reason_kind(reason: str) -> str:
@@ -85,6 +93,55 @@ def tally(turns: Iterable[Turn], review_below: float) -> dict[tuple[str, str, st
     return {key: (flagged[key], wrong[key]) for key in order}
 
 
+#: Where ``--by-kind`` cuts the confidence.
+KIND_BANDS = (0.9, 0.95, 0.98, 0.995)
+
+
+def turn_kind(turn: Turn) -> str:
+    """A dance (a move of no step), a bear-off (a move with a step off), another move, or the action."""
+    if turn.action != "move":
+        return turn.action
+    if not turn.move:
+        return "dance"
+    return "bear-off" if "/0" in turn.move or "off" in turn.move else "move"
+
+
+def kind_band(confidence: float) -> str:
+    """The ``--by-kind`` band of a confidence."""
+    low = 0.0
+    for edge in KIND_BANDS:
+        if confidence < edge:
+            return f"< {edge:g}" if low == 0.0 else f"{low:g} - {edge:g}"
+        low = edge
+    return f">= {low:g}"
+
+
+def first_errors_by_kind(turns: Iterable[Turn]) -> dict[tuple[str, str, str], tuple[int, int]]:
+    """(level, kind, band) -> (turns, of them wrong), over turns whose position before was right.
+
+    A turn after a wrong one in its game may be wrong only because its
+    position was, whatever its own confidence: left out, so that what is
+    counted is how often a turn the solver says it is this sure of starts
+    an error. So are turns flagged for a reason besides low confidence, and
+    dances no board records. ``turns`` in the order of their matches.
+    """
+    seen: Counter[tuple[str, str, str]] = Counter()
+    wrong: Counter[tuple[str, str, str]] = Counter()
+    last_right: dict[tuple[str, str, int], bool] = {}
+    for turn in turns:
+        game = (turn.level, turn.match, turn.game)
+        fresh = last_right.get(game, True)
+        last_right[game] = turn.right
+        if not fresh or turn.page is None or any(r != "low confidence" for r in turn.reasons):
+            continue
+        key = (turn.level, turn_kind(turn), kind_band(turn.confidence))
+        seen[key] += 1
+        wrong[key] += not turn.right
+    order = sorted(seen, key=lambda key: (key[0], key[1], KIND_BANDS.index(float(key[2].split()[-1]))
+                                          if not key[2].startswith(">=") else len(KIND_BANDS)))
+    return {key: (seen[key], wrong[key]) for key in order}
+
+
 def _rank(name: str) -> int:
     """Bands from least to most sure."""
     return 0 if name.startswith("<") else 2 if name.startswith(">=") else 1
@@ -107,10 +164,11 @@ def report_turns(level: str, name: str, judged: Iterable[tuple[int, int, bool]],
             # A dance the .mat holds and no board records (a closed-out player's, or one filled in for a
             # missing board, whose flag is the next board's): counted, as bench_end_to_end.py counts it.
             reasons = (INSERTED_FOR_MISSING,) if turn["flagged"] else ()
-            out.append(Turn(level, name, None, None, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)"))
+            out.append(Turn(level, name, None, None, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)", g))
             continue
         out.append(Turn(level, name, turn["page"], turn["board"], float(turn["confidence"]), bool(turn["flagged"]),
-                        bool(turn.get("follows")), tuple(turn["reasons"]), right, str(turn.get("move", ""))))
+                        bool(turn.get("follows")), tuple(turn["reasons"]), right, str(turn.get("move", "")), g,
+                        str(turn.get("action", "move"))))
     return out
 
 
@@ -122,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
     parser.add_argument("--set", action="append", default=[], metavar="[MODULE.]NAME=VALUE",
                         help="set a constant of digitise.solve (as resolve.py does)")
+    parser.add_argument("--by-kind", action="store_true",
+                        help="also: how often a turn starts an error, by kind of turn and by how sure the solver was")
     args = parser.parse_args(argv)
     apply_settings(args.set)
     jobs = []
@@ -148,6 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  silent: {t.match}: a dance no board records")
             else:
                 print(f"  silent: {t.match} page {t.page} board {t.board} at {t.confidence:.4f}: {t.move!r}")
+    if args.by_kind:
+        print("\n| level | kind | confidence | turns (position before right) | of them wrong | wrong, % |")
+        print("|---|---|---|---|---|---|")
+        for (level, kind, where), (count, wrong) in first_errors_by_kind(turns).items():
+            print(f"| {level} | {kind} | {where} | {count} | {wrong} | {100 * wrong / count:.1f} |")
     return 0
 
 

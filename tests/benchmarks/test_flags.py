@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from benchmarks.flags import INSERTED_FOR_MISSING, Turn, band, reason_kind, report_turns, tally
+from benchmarks.flags import (
+    INSERTED_FOR_MISSING,
+    Turn,
+    band,
+    first_errors_by_kind,
+    kind_band,
+    reason_kind,
+    report_turns,
+    tally,
+)
 
 
 def _turn(confidence: float, reasons: tuple[str, ...], right: bool, flagged: bool = True) -> Turn:
@@ -61,3 +70,27 @@ def test_a_dance_no_board_records_is_counted_without_a_board() -> None:
     ]
     assert tally(turns, 0.98) == {("medium", "0.9 - 0.98", "low confidence"): (1, 0),
                                   ("medium", ">= 0.98", INSERTED_FOR_MISSING): (1, 1)}
+
+
+def test_first_errors_are_counted_by_kind_and_band_leaving_out_turns_after_an_error() -> None:
+    def turn(game: int, confidence: float, move: str, right: bool, action: str = "move",
+             reasons: tuple[str, ...] = ()) -> Turn:
+        return Turn("heavy", "m9000", 1, 1, confidence, False, False, reasons, right, move, game, action)
+
+    turns = [
+        turn(0, 0.96, "8/5 6/5", right=False),     # a first error: a move at 0.95-0.98
+        turn(0, 0.999, "13/7 13/9", right=False),  # after it: its position may be wrong, left out
+        turn(0, 0.999, "6/0 5/0", right=True),     # still after a wrong turn: left out
+        turn(0, 0.97, "", right=True),             # the position before was right again: a dance
+        turn(1, 1.0, "", right=True, action="double"),  # a new game starts right
+        turn(1, 0.5, "24/18", right=False, reasons=("low confidence", "no legal play explains the marks")),
+        turn(2, 0.93, "3/0 2/1", right=False),     # and another: a bear-off's first error
+    ]
+    assert first_errors_by_kind(turns) == {
+        ("heavy", "bear-off", "0.9 - 0.95"): (1, 1),
+        ("heavy", "dance", "0.95 - 0.98"): (1, 0),
+        ("heavy", "double", ">= 0.995"): (1, 0),
+        ("heavy", "move", "0.95 - 0.98"): (1, 1),
+    }
+    assert [kind_band(c) for c in (0.5, 0.9, 0.97, 0.99, 0.995)] == \
+        ["< 0.9", "0.9 - 0.95", "0.95 - 0.98", "0.98 - 0.995", ">= 0.995"]
