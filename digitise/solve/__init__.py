@@ -112,6 +112,7 @@ from digitise.solve.roster import roster_name
 from digitise.solve.search import (
     AFTER_THE_END,
     FOREIGN,
+    GAME_DOES_NOT_END,
     LOW_CONFIDENCE,
     POOR_FIT,
     Cache,
@@ -703,6 +704,10 @@ def _stranger_sheet(sheets: list[int], path: list[Node], tried: set[int]) -> int
     return None
 
 
+#: The beam's margin (``search.MARGIN`` is 6) for searching again readings whose last game does not end.
+UNFINISHED_MARGIN = 9.0
+
+
 def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
             start: State | None = None, cache: Cache | None = None, bound: float = -math.inf) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
@@ -722,6 +727,14 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
                             bound=bound).run()
         if again.score > final.score:
             final = again
+    if GAME_DOES_NOT_END in final.tags and final.score > -math.inf:
+        # Readings that stop in the middle of a game: pages missing at the end, or an early misread whose
+        # true line fell out of the beam before the last boards told the two apart (m9137 of the
+        # benchmark: a bear-off's "2" read "1" left a checker that no later board could bear off).
+        _, wider = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache,
+                            bound=bound, margin=UNFINISHED_MARGIN).run()
+        if wider.score > final.score:
+            final = wider
     return final
 
 

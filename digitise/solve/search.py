@@ -53,6 +53,8 @@ ILLEGAL_MOVE = -10.0
 #: at this cost (more for values further off).
 ILLEGAL_RESULT = -1.0
 UNFINISHED = -6.0
+#: The tag of the end of readings that stop in the middle of a game.
+GAME_DOES_NOT_END = "game does not end"
 #: When no explanation of a board scores above this, a new game is tried, at this cost.
 RESTART_WHEN = -7.0
 RESTART = -10.0
@@ -298,8 +300,10 @@ class Searcher:
     def __init__(self, evidence: list[BoardEvidence], length: int,
                  forced: dict[int, Forced] | None = None, wide: frozenset[int] = frozenset(),
                  repair: bool = True, prior: PlayPrior | None = None, start: State | None = None,
-                 cache: Cache | None = None, bound: float = -math.inf) -> None:
+                 cache: Cache | None = None, bound: float = -math.inf, margin: float = MARGIN) -> None:
         self.evidence = evidence
+        #: How far behind the best a hypothesis may fall and stay in the beam.
+        self.margin = margin
         #: Give up once every explanation scores below this: scores only fall from board to board, so
         #: none could end above it (a trial that can only lose is not worth finishing).
         self.bound = bound
@@ -365,7 +369,7 @@ class Searcher:
             options: list[tuple[float, Node, _Option]] = []
             top = -math.inf
             for rank, node in enumerate(beam):  # best first, so weak hypotheses can skip costly repairs
-                floor = top - MARGIN - node.score
+                floor = top - self.margin - node.score
                 if floor > 0.0:
                     continue
                 # The leaders also weigh every legal play of the likely rolls, not only those the
@@ -397,7 +401,7 @@ class Searcher:
                 top = options[0][0] if options else -math.inf
                 for lead, node in late:
                     self._rank = lead
-                    floor = min(top - MARGIN - node.score, 0.0)
+                    floor = min(top - self.margin - node.score, 0.0)
                     for option in self.explain(node.state, ev, self.forced.get(b), floor, thorough=True):
                         options.append((node.score + option.local + option.prior, node, option))
                 options.sort(key=lambda o: -o[0])
@@ -410,7 +414,7 @@ class Searcher:
                 # Best first: a decision's first option is its best on this board.
                 if option.summary not in parent.parts:
                     parent.parts[option.summary] = (option.local, option.local - option.writing, option.prior)
-                if score < best - MARGIN:
+                if score < best - self.margin:
                     deaths.append((parent, option.summary, score, b))
                     continue
                 events, state = option.built()
@@ -495,7 +499,7 @@ class Searcher:
             return ((Event("drop", doubler.opponent, before=pos.swap()),
                      Event("end", doubler, value=state.cube.value)), 0.0, ())
         if state.on_roll is not None:
-            return (), UNFINISHED, ("game does not end",)
+            return (), UNFINISHED, (GAME_DOES_NOT_END,)
         return (), 0.0, ()
 
     # -- explanations of one board ------------------------------------------------

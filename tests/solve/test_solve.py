@@ -978,6 +978,24 @@ def test_a_record_that_stops_before_the_match_is_over_says_so() -> None:
 DATA = Path(__file__).parent.parent / "data"
 
 
+def test_readings_whose_last_game_does_not_end_are_searched_again_wider() -> None:
+    """Real reader output (tests/data/README.md): a bear-off's "2" read "1" (3-1 for 3-2) leaves a checker
+    that later boards cannot bear off, and the last game did not end; the 3-2 line had fallen out of the
+    beam by then, and the turn was sure and unflagged. Searched again with a wider margin, the game ends as
+    written (top wins 4 points), and the misread board is flagged: the marks fit no legal play of the
+    roll taken."""
+    readings = load_readings(DATA / "medium_bearoff_game_left_unfinished.readings.json")
+    result = solve(readings)
+    last = result.match.games[-1]
+    assert (last.winner, last.points) == (Side.TOP, 4)
+    assert not [n for n in result.report["notes"] if n.startswith("the record ends")]
+    turn = next(t for t in _turns(result) if (t["page"], t["board"]) == (12, 6))
+    assert turn["flagged"] and "no legal play explains the marks" in turn["reasons"], turn
+    # Every later turn of the game follows a flagged board: correcting it re-decodes them.
+    later = [t for t in result.report["games"][-1]["turns"] if (t["page"], t["board"]) > (12, 6)]
+    assert later and all(t["flagged"] or t.get("follows") for t in later)
+
+
 def test_a_misread_that_only_a_far_board_exposes_is_flagged() -> None:
     """Real reader output (tests/data/README.md): a "2" drawn like a "1" makes a legal, sure-looking 3-1.
 
