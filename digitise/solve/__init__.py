@@ -727,10 +727,11 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
                             bound=bound).run()
         if again.score > final.score:
             final = again
-    if GAME_DOES_NOT_END in final.tags and final.score > -math.inf:
+    if GAME_DOES_NOT_END in final.tags and final.score > -math.inf and start is None:
         # Readings that stop in the middle of a game: pages missing at the end, or an early misread whose
         # true line fell out of the beam before the last boards told the two apart (m9137 of the
-        # benchmark: a bear-off's "2" read "1" left a checker that no later board could bear off).
+        # benchmark: a bear-off's "2" read "1" left a checker that no later board could bear off). Not for
+        # a stretch of a match (``start``: a stranger page weighed), which ends mid-game by design.
         _, wider = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache,
                             bound=bound, margin=UNFINISHED_MARGIN).run()
         if wider.score > final.score:
