@@ -1092,7 +1092,8 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
     own = replace(options, leftovers=True)
     begun = time.time()
     try:
-        _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
+        with _stops_remembered():
+            _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
@@ -1190,6 +1191,41 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
             events.close()
 
 
+#: Set when Ctrl-C (or the CLI's SIGTERM) reaches a running batch. The KeyboardInterrupt the signal raises can be
+#: lost, raised inside a ``__del__`` or a callback that swallows it (a test saw a batch run on to its end so);
+#: :func:`_collect` raises it again from this.
+_stop_asked = threading.Event()
+
+
+@contextlib.contextmanager
+def _stops_remembered() -> Iterator[None]:
+    """SIGINT and SIGTERM, while the batch runs, also set :data:`_stop_asked` (then do what they did)."""
+    _stop_asked.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def remembered(signum: int, frame: Any) -> None:
+        _stop_asked.set()
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+
+    for signum, handler in previous.items():
+        # Only what would stop the batch: a signal ignored, or SIGTERM left to end the process, stays so.
+        if callable(handler):
+            signal.signal(signum, remembered)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            if callable(handler):
+                signal.signal(signum, handler)
+
+
 def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult],
              progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None],
              polled: bool) -> list[Job]:
@@ -1197,8 +1233,10 @@ def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult
     done because a worker died (the pool is then broken) are returned, not taken for failed."""
     broken: list[Job] = []
     while pending:
-        # Woken now and then to pass on the pages read, not only when a match is done.
-        done, _ = wait(pending, timeout=PAGE_POLL_SECONDS if polled else None, return_when=FIRST_COMPLETED)
+        if _stop_asked.is_set():
+            raise KeyboardInterrupt
+        # Woken now and then to pass on the pages read and to see a stop asked, not only when a match is done.
+        done, _ = wait(pending, timeout=PAGE_POLL_SECONDS, return_when=FIRST_COMPLETED)
         relay_pages()
         for future in done:
             job = pending.pop(future)
