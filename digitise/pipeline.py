@@ -1149,7 +1149,7 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
                                      mp_context=context) as pool:
                 pending: dict[Future[JobResult], Job] = {pool.submit(runner, job, own): job for job in jobs}
                 try:
-                    broken = _collect(pending, results, progress, relay_pages, events is not None)
+                    broken = _collect(pending, results, progress, relay_pages)
                 except BaseException:
                     # No public way to stop the matches being read before Python 3.14's terminate_workers();
                     # leaving the pool's block would wait for every queued match to be converted first.
@@ -1227,8 +1227,7 @@ def _stops_remembered() -> Iterator[None]:
 
 
 def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult],
-             progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None],
-             polled: bool) -> list[Job]:
+             progress: Callable[[JobResult], None] | None, relay_pages: Callable[[], None]) -> list[Job]:
     """Wait for the workers' jobs, each result into ``results`` (and ``progress``) as it ends; the jobs not
     done because a worker died (the pool is then broken) are returned, not taken for failed."""
     broken: list[Job] = []
