@@ -503,14 +503,14 @@ LENGTH_OVERRUN = ("match length: {length}{source}, but {boards} boards with writ
 OVERRUN_TRIED = 3
 
 
+def _after_the_end(node: Node) -> bool:
+    """Whether ``node`` reads its board after the match was won."""
+    return node.parent is not None and node.parent.state.match.is_over
+
+
 def _overrun(path: Sequence[Node]) -> int:
     """How many boards with writing ``path`` reads after its match was won."""
-    over = 0
-    for node in path:
-        if node.board is not None and node.parent is not None and node.parent.state.match.is_over \
-                and node.summary != ("blank",):
-            over += 1
-    return over
+    return sum(1 for node in path if node.board is not None and _after_the_end(node) and node.summary != ("blank",))
 
 
 def _length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], prior: PlayPrior, cache: Cache,
@@ -979,7 +979,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             if ev is not None and node.fit < POOR_FIT and not reasons:
                 # Set aside (a names board, a blank) though the reader saw marks there: a short or
                 # broken record can read better so than as turns of a game that never ends.
-                if node.parent is not None and node.parent.state.match.is_over:
+                if _after_the_end(node):
                     # Not a names board: the match was over, so no turn could be read there at all.
                     reasons.append(AFTER_THE_END)
                 else:
