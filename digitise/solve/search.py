@@ -90,7 +90,9 @@ FALLBACK = -2.0
 #: the marks do not spell cleanly a runner-up without the wider search explains it worse, falls
 #: out of the margin and never reaches the board that would have told the two apart.
 LEADERS = 2
-#: How many boards before a badly explained one are searched again with every roll.
+#: How many boards before a badly explained one are searched again with every roll (and, further back,
+#: those of its own game that the explanation fits loosely: a checker put on the wrong point stays
+#: wrong to the game's end, and the board that shows it can come 30 boards on).
 REPAIR_REACH = 8
 #: ... and how many before it a board the reader was unsure of is searched again: its misread may
 #: show only far on. 16 against 8 read one heavy benchmark match better (41 turns), none worse.
@@ -346,11 +348,12 @@ class Searcher:
         doublet's second digit missed, a dance's crossed dice read as others)
         can leave the true play unexplored; it shows a few boards later, when
         the wrong position cannot explain what follows. So when the best
-        explanation of a board is poor or a repair, the search backs up
-        :data:`REPAIR_REACH` boards, marks those its explanation fits loosely
-        (and, :data:`SHAKY_REACH` boards back, those the reader was unsure
-        of) :attr:`wide` (every legal play of every roll is weighed there)
-        and goes on from there again, once per troubled board.
+        explanation of a board is poor or a repair, the search backs up,
+        marks the boards its explanation fits loosely (:data:`REPAIR_REACH`
+        boards back, and any board of the same game) and those the reader
+        was unsure of (:data:`SHAKY_REACH` boards back) :attr:`wide` (every
+        legal play of every roll is weighed there) and goes on from the
+        first of them again, once per troubled board.
         """
         start = self.start if self.start is not None else State.start(self.length)
         root = Node(None, None, ("root",), (), start, 0.0, 0.0, ())
@@ -438,10 +441,16 @@ class Searcher:
                 # hides there. Widening clean boards too only lets wrong explanations bend later.
                 added = {b}
                 up: Node | None = kept[0].parent
-                while up is not None and up.board is not None and up.board >= b - SHAKY_REACH:
+                # The game the troubled board continues (a game's unrecorded end shows on the next one's first).
+                game = up.state.game if up is not None else 0
+                while up is not None and up.board is not None and (
+                        up.board >= b - SHAKY_REACH or up.state.game == game):
+                    # A board its explanation fits loosely, anywhere in the game: two benchmark matches
+                    # lost 52 and 92 turns to a misread 14 and 31 boards before the board that showed it.
+                    loose = up.local < CLEAN and (up.board >= b - REPAIR_REACH or up.state.game == game)
                     # A board the reader was unsure of hides a misread too when the explanation took
                     # a runner-up it rated about as high as its best (a "4444" read "4" or "14").
-                    if (up.local < CLEAN and up.board >= b - REPAIR_REACH) or self.evidence[up.board].shaky:
+                    if loose or (up.board >= b - SHAKY_REACH and self.evidence[up.board].shaky):
                         added.add(up.board)
                     up = up.parent
                 added -= self.wide

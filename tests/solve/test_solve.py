@@ -1089,6 +1089,18 @@ def test_a_repair_reaches_far_back_for_boards_the_reader_was_unsure_of() -> None
     assert turn["flagged"]
 
 
+def test_a_repair_reaches_back_through_the_game_for_boards_fit_loosely() -> None:
+    """Real reader output: 5-1 (6/1 2/1) read so that 5-2 (6/1 4/2) fits about as well; the wrong checker it
+    leaves shows 31 boards on. Searched again from every loosely fit board of that game, the game is read as
+    written, instead of ending early on a drop and setting eleven boards aside."""
+    result = solve(load_readings(DATA / "heavy_misread_a_game_before_its_trouble.readings.json"))
+    turn = _turn_at(result, 9, 2)
+    assert (turn["player"], turn["dice"], turn["move"]) == ("top", [5, 1], "6/1 2/1"), turn
+    assert turn["flagged"]
+    assert [(g.winner, g.points) for g in result.match.games] == [(Side.TOP, 2), (Side.TOP, 2), (Side.TOP, 1)]
+    assert result.report["summary"]["set_aside"] == 0
+
+
 def test_a_digit_read_in_the_neighbouring_square_is_one_slip() -> None:
     """Real reader output (a real match rendered): 6-1 written "1" on B2 and "6" on B3, read "16" on B3.
 
