@@ -443,14 +443,16 @@ class Searcher:
                 up: Node | None = kept[0].parent
                 # The game the troubled board continues (a game's unrecorded end shows on the next one's first).
                 game = up.state.game if up is not None else 0
-                while up is not None and up.board is not None and (
-                        up.board >= b - SHAKY_REACH or up.state.game == game):
+                while up is not None and up.board is not None:
+                    near, same_game = up.board >= b - SHAKY_REACH, up.state.game == game
+                    if not (near or same_game):
+                        break
                     # A board its explanation fits loosely, anywhere in the game: two benchmark matches
                     # lost 52 and 92 turns to a misread 14 and 31 boards before the board that showed it.
-                    loose = up.local < CLEAN and (up.board >= b - REPAIR_REACH or up.state.game == game)
+                    loose = up.local < CLEAN and (up.board >= b - REPAIR_REACH or same_game)
                     # A board the reader was unsure of hides a misread too when the explanation took
                     # a runner-up it rated about as high as its best (a "4444" read "4" or "14").
-                    if loose or (up.board >= b - SHAKY_REACH and self.evidence[up.board].shaky):
+                    if loose or (near and self.evidence[up.board].shaky):
                         added.add(up.board)
                     up = up.parent
                 added -= self.wide
