@@ -52,6 +52,8 @@ OUTPUT_FILE = _OutputFile()
 #: Any other path. Not checked for reading here: click would call an unreadable input a usage error (exit 2),
 #: where the command's own reading names the file and exits as for any bad input.
 PATH = click.Path(path_type=Path, readable=False)
+#: Files a batch left out that its note names; the rest are counted (summary.json lists them all).
+LEFT_OUT_SHOWN = 5
 
 
 #: Characters that would break a message's one line (or hide part of it): C0 and C1 controls, DEL and
@@ -164,9 +166,12 @@ def _tell(summary: ScanSummary) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
     _problems(summary.page_errors, summary.notes)
     aside = f", {_count(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
+    # Not a doubt (the note holds no dice for them), but a line of the .mat no board says: worth a word.
+    closed = (f", {_count(summary.closed_out, 'closed-out turn')} written as "
+              + ("a dance" if summary.closed_out == 1 else "dances") + " of 21" if summary.closed_out else "")
     click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
                         f"{_count(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
-                        f"{aside}"))
+                        f"{aside}{closed}"))
     if summary.flagged and summary.report:
         click.echo(f"review them with: digitise review {shell_quoted(summary.report)}")
     elif summary.flagged:
@@ -351,6 +356,12 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.loose_pages > 1:
         _say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
              "converted as a match of its own; put the pages of one match in a sub-folder of their own")
+    if summary.left_out:
+        shown = ", ".join(summary.left_out[:LEFT_OUT_SHOWN])
+        more = len(summary.left_out) - LEFT_OUT_SHOWN
+        shown += f" and {more} more (all in summary.json)" if more > 0 else ""
+        _say(f"digitise: note: left out {_count(len(summary.left_out), 'file', 'files')} at the top of "
+             f"{input_dir} that {'is' if len(summary.left_out) == 1 else 'are'} no picture or PDF: {shown}")
     if summary.summary_error is not None:
         _say(f"digitise: error: {summary.summary_error.message}")
     raise SystemExit(int(summary.exit_code))

@@ -24,7 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
 from digitise.fileio import (
@@ -90,6 +90,8 @@ class ScanSummary:
     page_errors: tuple[str, ...] = ()
     #: Doubts about the whole match (a length or names made up, nothing recorded).
     notes: tuple[str, ...] = ()
+    #: Turns of a player closed out on the bar: on no board, so written as dances of 21 (README).
+    closed_out: int = 0
 
     @property
     def exit_code(self) -> ExitCode:
@@ -105,7 +107,7 @@ class ScanSummary:
                    games=int(summary["games"]), turns=int(summary["turns"]),
                    # Turns and boards set aside alike: what the review page will list.
                    flagged=int(summary["flagged"]), set_aside=_set_aside(summary), page_errors=page_errors,
-                   notes=tuple(result.report.get("notes", ())))
+                   notes=tuple(result.report.get("notes", ())), closed_out=int(result.report.get("closed_out") or 0))
 
 
 def _set_aside(summary: Mapping[str, Any]) -> int:
@@ -157,7 +159,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
-    scan_notes += page_notes(readings)
+    scan_notes += page_notes(readings, ordered_by_header=options.order == "header")
     readings = renumbered(readings)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
                                     path=options.corrections, roster=options.roster)
@@ -541,7 +543,7 @@ def _marks_read(page: PageReading) -> list[tuple[object, ...]]:
             + (round(board.crossed), round(board.arrow)) for board in page.boards]
 
 
-def page_notes(readings: Readings) -> list[str]:
+def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:
     """Pages given twice: notes for the match, none when every page is a sheet of its own.
 
     A file (or a page of one) named twice, and two pages whose boards read
@@ -552,7 +554,9 @@ def page_notes(readings: Readings) -> list[str]:
     numbers written in the headers are not judged one by one here (the
     reader drops a digit of "12" or "14" too often, and surely): the solver
     looks for a page missing, or pages out of order, where four numbers in a
-    row agree (:func:`digitise.solve.page_gaps`).
+    row agree (:func:`digitise.solve.page_gaps`). ``ordered_by_header``: the
+    pages were to be put in the order of their numbers (``--order header``),
+    which could not be done (the order note says why), so that is not the advice.
     """
     from digitise.notation.readings import written_page_number
 
@@ -567,7 +571,7 @@ def page_notes(readings: Readings) -> list[str]:
         if lower is not None:
             notes.append(f"pages: not in the order of their numbers (the first, {names[0]}, is numbered {number}, "
                          f"and {names[lower]} {written_page_number(readings.pages[lower])[0]}): give them in "
-                         "order, or add --order header")
+                         + ("order" if ordered_by_header else "order, or add --order header"))
         else:
             missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
             notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
@@ -663,14 +667,28 @@ def _skipped(name: str) -> bool:
     return name.startswith(".") or name.lower() in SYSTEM_ENTRIES
 
 
-def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobResult]]:
+class FoundMatches(NamedTuple):
+    """What :func:`find_jobs` found in a batch's input folder."""
+
+    jobs: list[Job]
+    #: Folders and files meant as pages that cannot be (a GIF, a folder with no page): failed matches.
+    failed: list[JobResult]
+    #: Files at the top that are no pictures (an entry list, a readme, an earlier batch's outputs): not
+    #: matches, and no fault; the batch names them.
+    left_out: list[Path]
+
+
+def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
     """The matches in ``input_dir``: one per sub-folder of pages and one per PDF or TIFF file.
 
-    A loose image at the top is a one-page match. Folders and files that hold
-    nothing readable come back as failed results, not exceptions, and so do
-    inputs that would write the same outputs (``m1/`` and ``m1.pdf``). The
-    output folder, when it is inside the input, is not an input. Raises
-    :class:`InputError` when ``input_dir`` is no folder or holds nothing.
+    A loose image at the top is a one-page match; so is a file named otherwise
+    whose first bytes are a picture's (``scan001``). Folders and files meant
+    as pages that hold nothing readable come back as failed results, not
+    exceptions, and so do inputs that would write the same outputs (``m1/``
+    and ``m1.pdf``). Other files at the top (``entrants.txt``, a ``.mat``)
+    are left out and listed. The output folder, when it is inside the input,
+    is not an input. Raises :class:`InputError` when ``input_dir`` is no
+    folder or holds no match.
     """
     from digitise.vision.images import page_count
 
@@ -684,6 +702,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
     in_place = output == real_path(input_dir)
     found: list[tuple[Path, Job]] = []
     failed: list[JobResult] = []
+    left_out: list[Path] = []
     for entry in entries:
         if _skipped(entry.name):
             continue
@@ -729,8 +748,20 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: is a link that leads nowhere (a loop or a "
                                                               "missing target)"))
             continue
+        elif _is_pipe(entry):
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: a named pipe, not a page file: a batch reads "
+                                                              "files only (give a pipe to `digitise scan`)"))
+            continue
+        elif not os.access(entry, os.R_OK):
+            # Whether it is a page cannot be seen: said, as a page that cannot be read is.
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: cannot read: permission denied"))
+            continue
+        elif _holds_a_picture(entry):
+            # A page named otherwise ("scan001", "page4.png.bak"), as inside a match's folder.
+            pages, name = (entry,), entry.stem
         else:
-            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: not an image or PDF"))
+            # A roster, a readme, an earlier batch's outputs beside the scans: no page, and no fault.
+            left_out.append(entry)
             continue
         piped = next((page for page in pages if _is_pipe(page)), None)
         if piped is not None:
@@ -754,7 +785,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> tuple[list[Job], list[JobRes
             jobs.append(job)
     if not jobs and not failed:
         raise InputError("no match found: no sub-folder of pages, image or PDF in it", input_dir)
-    return jobs, failed
+    return FoundMatches(jobs, failed, left_out)
 
 
 def _pages_under(folder: Path) -> Iterator[Path]:
@@ -917,6 +948,8 @@ class BatchSummary:
     #: Matches that are one loose picture at the top of the input (pages of one match dropped there
     #: side by side each become a match of their own: worth a word).
     loose_pages: int = 0
+    #: Files at the top of the input that are no pictures, left out (:attr:`FoundMatches.left_out`).
+    left_out: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -958,7 +991,9 @@ class BatchSummary:
             if folder is not None and r.report:
                 job["report"] = Path(os.path.relpath(real_path(r.report), real_path(folder))).as_posix()
             jobs.append(job)
-        doc = {"counts": self.counts, "jobs": jobs}
+        doc: dict[str, Any] = {"counts": self.counts, "jobs": jobs}
+        if self.left_out:
+            doc["left_out"] = list(self.left_out)
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -982,7 +1017,7 @@ def batch(
     is read, in whichever process reads it; ``started`` of the pages found, before any job.
     """
     start = time.perf_counter()
-    found, failed = find_jobs(input_dir, output_dir)
+    found, failed, left_out = find_jobs(input_dir, output_dir)
     if options.template is not None:
         from digitise.vision.read import resolve_templates
 
@@ -993,8 +1028,8 @@ def batch(
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
     with _batch_lock(output_dir):
-        return _batch_in(found, failed, input_dir, output_dir, options, start, jobs, progress, page_progress,
-                         started, runner)
+        return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
+                         page_progress, started, runner)
 
 
 @contextlib.contextmanager
@@ -1060,8 +1095,8 @@ LOCK_NAME = ".digitise-batch.lock"
 LOCKED = "another batch is converting into this folder now: wait for it to end, or give another output folder"
 
 
-def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output_dir: Path, options: ScanOptions,
-              start: float, jobs: int | None, progress: Callable[[JobResult], None] | None,
+def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], input_dir: Path, output_dir: Path,
+              options: ScanOptions, start: float, jobs: int | None, progress: Callable[[JobResult], None] | None,
               page_progress: Callable[[str], None] | None, started: Callable[[int], None] | None,
               runner: Callable[[Job, ScanOptions], JobResult]) -> BatchSummary:
     """The batch's jobs run with its output folder held (see :func:`batch`)."""
@@ -1101,9 +1136,9 @@ def _batch_in(found: list[Job], failed: list[JobResult], input_dir: Path, output
                 results[job.name] = _written_meanwhile(job, begun) or JobResult(
                     job.name, "interrupted", job.page_count,
                     f"{job.name}: not converted: the batch was interrupted (the same command again converts it)")
-        summary = _summarise(found, failed, results, input_dir, output_dir, start)
+        summary = _summarise(found, failed, left_out, results, input_dir, output_dir, start)
         raise BatchInterrupted(summary) from None
-    return _summarise(found, failed, results, input_dir, output_dir, start)
+    return _summarise(found, failed, left_out, results, input_dir, output_dir, start)
 
 
 def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,
@@ -1253,14 +1288,14 @@ def _collect(pending: dict[Future[JobResult], Job], results: dict[str, JobResult
     return broken
 
 
-def _summarise(found: list[Job], failed: list[JobResult], results: dict[str, JobResult], input_dir: Path,
-               output_dir: Path, start: float) -> BatchSummary:
+def _summarise(found: list[Job], failed: list[JobResult], left_out: list[Path], results: dict[str, JobResult],
+               input_dir: Path, output_dir: Path, start: float) -> BatchSummary:
     """The batch's summary, written to ``summary.json`` (a failure to write it is kept in the summary)."""
     # Pictures converted one to a match (a PDF or TIFF is a match's own file; a failed file was not converted).
     loose = sum(1 for job in found if job.page_count == 1 and job.pages[0].parent == input_dir
                 and job.pages[0].suffix.lower() not in MATCH_FILE_SUFFIXES and results[job.name].status != "failed")
     summary = BatchSummary((*failed, *(results[j.name] for j in found)), time.perf_counter() - start,
-                           loose_pages=loose)
+                           loose_pages=loose, left_out=tuple(path.name for path in left_out))
     try:
         # The summary is the batch's own log: each run replaces it on purpose; a link of that name is replaced
         # too, never written through (it could lead to one of the inputs).

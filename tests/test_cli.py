@@ -589,7 +589,7 @@ def test_a_batch_whose_reader_has_gone_finishes_and_exits_as_it_would(tmp_path: 
 
     scans = tmp_path / "scans"
     scans.mkdir()
-    (scans / "notes.txt").write_text("not a page\n")
+    (scans / "notes.gif").write_bytes(b"GIF89a")
     shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "m1.jpg")
     child = subprocess.Popen([sys.executable, "-c", "from digitise.cli import main; main()", "batch", str(scans),
                               "-o", str(tmp_path / "out"), "--jobs", "1"],
@@ -597,7 +597,7 @@ def test_a_batch_whose_reader_has_gone_finishes_and_exits_as_it_would(tmp_path: 
     assert child.stdout is not None and child.stderr is not None
     child.stdout.close()  # the reader gone before the first line
     child.stderr.close()
-    assert child.wait(timeout=300) == int(ExitCode.BAD_INPUT)  # notes.txt failed; m1 converted
+    assert child.wait(timeout=300) == int(ExitCode.BAD_INPUT)  # notes.gif failed; m1 converted
     assert (tmp_path / "out" / "m1.mat").is_file() and (tmp_path / "out" / "summary.json").is_file()
 
 
@@ -920,12 +920,12 @@ def test_a_batch_whose_summary_cannot_be_written_still_lists_what_failed(
     _disk_full_for(monkeypatch, lambda path: Path(path).name == "summary.json")
     scans = tmp_path / "scans"
     scans.mkdir()
-    (scans / "notes.txt").write_text("not a page\n")
+    (scans / "notes.gif").write_bytes(b"GIF89a")
     (scans / "m1.png").write_bytes(b"not a png")
     result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == int(ExitCode.OUTPUT), result.output
     lines = result.stderr.splitlines()
-    assert any(line.startswith("digitise: failed:") and "notes.txt" in line for line in lines)
+    assert any(line.startswith("digitise: failed:") and "notes.gif" in line for line in lines)
     assert lines[-1].startswith("digitise: error: ") and "summary.json" in lines[-1] and "No space" in lines[-1]
     assert "summary in" not in result.stdout
 
@@ -937,13 +937,13 @@ def test_a_batch_that_cannot_write_a_matchs_files_exits_as_scan_does(
     scans = tmp_path / "scans"
     (scans / "m1").mkdir(parents=True)
     shutil.copy(ROOT / "samples" / "alice-bruno" / "light" / "page-001.jpg", scans / "m1" / "page-001.jpg")
-    (scans / "notes.txt").write_text("not a page\n")  # a bad input beside it: the output error still decides
+    (scans / "notes.gif").write_bytes(b"GIF89a")  # a bad input beside it: the output error still decides
     result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == int(ExitCode.OUTPUT), result.output
     assert any(line.startswith("digitise: failed:") and "No space left on device" in line
                for line in result.stderr.splitlines())
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert {job["name"]: job["status"] for job in summary["jobs"]} == {"m1": "failed", "notes.txt": "failed"}
+    assert {job["name"]: job["status"] for job in summary["jobs"]} == {"m1": "failed", "notes.gif": "failed"}
     assert all("code" not in job for job in summary["jobs"])
 
 
@@ -1004,6 +1004,30 @@ def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None
     assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
     assert (f"digitise: note: 2 one-page pictures at the top of {scans} were each converted as a match of its own; "
             "put the pages of one match in a sub-folder of their own") in result.stderr.splitlines()
+
+
+def test_files_beside_a_batchs_matches_are_named_not_failed(tmp_path: Path) -> None:
+    """A roster and a readme beside the match folders failed as two matches, and the batch exited 3; an
+    earlier in-place batch's outputs failed the next batch run elsewhere, one match a file."""
+    light = ROOT / "samples" / "alice-bruno" / "light"
+    scans = tmp_path / "scans"
+    (scans / "m1").mkdir(parents=True)
+    shutil.copy(light / "page-001.jpg", scans / "m1" / "page-001.jpg")
+    (scans / "entrants.txt").write_text("Alice\nBruno\n")
+    (scans / "README.md").write_text("round 2\n")
+    first = run("batch", scans, "-o", scans, "--jobs", "1", "--roster", scans / "entrants.txt")
+    assert first.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), first.output
+    assert (scans / "m1.mat").is_file()
+    result = run("batch", scans, "-o", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == first.exit_code, result.output
+    assert not [line for line in result.stderr.splitlines() if line.startswith("digitise: failed:")]
+    left_out = json.loads((tmp_path / "out" / "summary.json").read_text())["left_out"]
+    assert left_out == ["entrants.txt", "m1.mat", "m1.report.json", "m1.report.readings.json", "README.md",
+                        "summary.json"]
+    assert (f"digitise: note: left out 6 files at the top of {scans} that are no picture or PDF: entrants.txt, "
+            "m1.mat, m1.report.json, m1.report.readings.json, README.md and 1 more (all in summary.json)") \
+        in result.stderr.splitlines()
+    assert [job["name"] for job in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]] == ["m1"]
 
 
 def test_a_match_whose_first_page_is_numbered_later_is_noted(tmp_path: Path) -> None:

@@ -134,6 +134,10 @@ def test_scan_sample_every_turn_right_or_flagged(scans: dict[str, Scanned], whic
     summary = scanned.stdout.splitlines()[0]
     doc = scanned.report_doc()
     assert f"{doc['summary']['turns']} turns, {doc['summary']['flagged']} flagged for review" in summary
+    # Chen-dana's two turns of Dana closed out on the bar are on no board: the summary says how they are written.
+    closed = doc["closed_out"]
+    assert closed == (2 if match == "chen-dana" else 0)
+    assert summary.endswith(", 2 closed-out turns written as dances of 21") == bool(closed), summary
     if got.flagged:
         assert f"digitise review {scanned.report}" in scanned.stdout
 
@@ -254,11 +258,15 @@ def test_batch_converts_the_good_and_lists_the_bad(model: Path, tmp_path: Path) 
     assert first.returncode == int(ExitCode.BAD_INPUT), first.stderr
     assert "Traceback" not in first.stderr
     jobs = _jobs(out)
-    assert set(jobs) == {"chen-dana", "paperwork", "empty", "cut-short", "readme.txt"}
+    assert set(jobs) == {"chen-dana", "paperwork", "empty", "cut-short"}
     assert jobs["chen-dana"]["status"] in ("done", "flagged")
     assert jobs["chen-dana"]["pages"] == 5
+    # A file beside the matches that is no picture is no failed match: left out, and named.
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["left_out"] == ["readme.txt"]
+    assert (f"digitise: note: left out 1 file at the top of {scans_dir} that is no picture or PDF: readme.txt"
+            in first.stderr.splitlines())
     for name, reason in [("paperwork", "no image or PDF inside"), ("empty", "no image or PDF inside"),
-                         ("cut-short", "the JPEG is truncated"), ("readme.txt", "not an image or PDF")]:
+                         ("cut-short", "the JPEG is truncated")]:
         assert jobs[name]["status"] == "failed", name
         assert reason in jobs[name]["reason"], (name, jobs[name]["reason"])
         assert f"digitise: failed: {jobs[name]['reason']}" in first.stderr

@@ -6,6 +6,8 @@ import json
 import logging
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from digitise.errors import ExitCode, InputError, OutputError, PageError
@@ -53,12 +55,31 @@ def _tree(root: Path) -> Path:
 
 
 def test_find_jobs_one_match_per_folder_or_file(tmp_path: Path) -> None:
-    jobs, failed = find_jobs(_tree(tmp_path), tmp_path / "out")
+    jobs, failed, left_out = find_jobs(_tree(tmp_path), tmp_path / "out")
     assert [j.name for j in jobs] == ["m1", "m2", "single"]
     # Pages sort naturally: page9 before page10.
     assert [p.name for p in jobs[0].pages] == ["page9.png", "page10.png"]
-    assert {r.name: r.status for r in failed} == {"empty": "failed", "notes.txt": "failed"}
+    assert {r.name: r.status for r in failed} == {"empty": "failed"}
     assert all(r.reason for r in failed)
+    # A text file at the top is no page and no failed match: left out, and named.
+    assert [p.name for p in left_out] == ["notes.txt"]
+
+
+def test_files_beside_the_scans_are_left_out_and_a_picture_named_otherwise_is_a_page(tmp_path: Path) -> None:
+    """An entry list, a readme, or an earlier in-place batch's outputs at the top of the input each
+    failed as a match (the batch exited 3 for a roster file beside the scans); a page saved without
+    its suffix is read, as it is inside a match's folder."""
+    scans = _tree(tmp_path)
+    (scans / "entrants.txt").write_text("Karl\nMei\n")
+    (scans / "old.mat").write_text(" 3 point match\n")
+    (scans / "summary.json").write_text("{}")
+    png = cv2.imencode(".png", np.full((40, 30), 255, np.uint8))[1].tobytes()
+    (scans / "scan001").write_bytes(png)
+    (scans / "pretend.png").write_text("not a picture")  # named as a page: a page, which reading refuses
+    jobs, failed, left_out = find_jobs(scans, tmp_path / "out")
+    assert [j.name for j in jobs] == ["m1", "m2", "pretend", "scan001", "single"]
+    assert [p.name for p in left_out] == ["entrants.txt", "notes.txt", "old.mat", "summary.json"]
+    assert {r.name for r in failed} == {"empty"}
 
 
 def test_an_earlier_batchs_output_folder_left_in_the_input_is_no_match(tmp_path: Path) -> None:
@@ -67,7 +88,7 @@ def test_an_earlier_batchs_output_folder_left_in_the_input_is_no_match(tmp_path:
     old.mkdir()
     (old / "m1.mat").write_text("done\n")
     (old / "summary.json").write_text("{}")
-    jobs, failed = find_jobs(scans, tmp_path / "out")
+    jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     assert "converted-last-week" not in {j.name for j in jobs} | {r.name for r in failed}
     (old / "summary.json").unlink()  # without its summary it is a folder with no page: said so
     assert any(r.name == "converted-last-week" and "no image or PDF inside" in r.reason
@@ -86,10 +107,10 @@ def test_what_the_operating_system_leaves_among_the_scans_is_no_match(tmp_path: 
     (scans / "m1" / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0")
     (scans / "m1" / "__MACOSX").mkdir()
     (scans / "m1" / "__MACOSX" / "page11.png").write_bytes(b"x")  # even one named as a page
-    jobs, failed = find_jobs(scans, tmp_path / "out")
+    jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     assert [j.name for j in jobs] == ["m1", "m2", "single"]
     assert [p.name for p in jobs[0].pages] == ["page9.png", "page10.png"]
-    assert {r.name for r in failed} == {"empty", "notes.txt"}
+    assert {r.name for r in failed} == {"empty"}
 
 
 def test_a_link_loop_among_the_matches_is_named_as_one(tmp_path: Path) -> None:
@@ -98,7 +119,7 @@ def test_a_link_loop_among_the_matches_is_named_as_one(tmp_path: Path) -> None:
     (scans / "loopA").symlink_to(scans / "loopB")
     (scans / "loopB").symlink_to(scans / "loopA")
     (scans / "gone.png").symlink_to(tmp_path / "nowhere.png")
-    jobs, failed = find_jobs(scans, tmp_path / "out")
+    jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     reasons = {r.name: r.reason for r in failed}
     assert reasons["loopA"] == f"{scans / 'loopA'}: is a link that leads nowhere (a loop or a missing target)"
     assert reasons["loopB"].endswith("is a link that leads nowhere (a loop or a missing target)")
@@ -123,11 +144,12 @@ def test_batch_goes_on_past_bad_files(tmp_path: Path, jobs: int) -> None:
     out = tmp_path / "out"
     summary = batch(_tree(tmp_path), out, ScanOptions(), jobs=jobs, runner=_fake_runner)
     status = {r.name: r.status for r in summary.results}
-    assert status == {"empty": "failed", "notes.txt": "failed", "m1": "done", "m2": "failed", "single": "done"}
+    assert status == {"empty": "failed", "m1": "done", "m2": "failed", "single": "done"}
     assert summary.exit_code is ExitCode.BAD_INPUT
     assert (out / "m1.mat").read_text() == "2 pages\n"
     doc = json.loads((out / "summary.json").read_text())
-    assert doc["counts"] == {"done": 2, "failed": 3}
+    assert doc["counts"] == {"done": 2, "failed": 2}
+    assert summary.left_out == ("notes.txt",) and doc["left_out"] == ["notes.txt"]
     reasons = {j["name"]: j["reason"] for j in doc["jobs"]}
     assert "bad.png: page 1: not a recording note" in reasons["m2"]
 
@@ -270,7 +292,7 @@ def test_batch_progress_reports_every_job(tmp_path: Path) -> None:
     seen: list[str] = []
     batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner,
           progress=lambda r: seen.append(r.name))
-    assert sorted(seen) == ["empty", "m1", "m2", "notes.txt", "single"]
+    assert sorted(seen) == ["empty", "m1", "m2", "single"]
 
 
 def test_scanning_collects_the_youngest_generation_less_often() -> None:
@@ -371,7 +393,7 @@ def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path:
             yield root, dirs, files
 
     monkeypatch.setattr(pipeline.os, "walk", walk_denied)
-    jobs, failed = find_jobs(scans, tmp_path / "out")
+    jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     m1 = next(r for r in failed if r.name == "m1")
     assert "later: cannot open the folder: Permission denied" in m1.reason
     assert "m1" not in [j.name for j in jobs]
@@ -402,6 +424,23 @@ def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_miss
     # The note lists the numbers read, as the README says: they show a page missing or out of place.
     assert readings == given and note == (f"page order: not every page's number could be read surely (read: {shown}; "
                                           "? unsure); the pages are in the order given")
+
+
+def test_pages_out_of_order_are_not_told_to_add_the_order_option_they_were_given_with() -> None:
+    """With --order header given and the order kept (a number read unsurely), the note said "or add --order
+    header" beside the note of why the order was kept."""
+    from dataclasses import replace
+
+    from digitise.pipeline import page_notes
+
+    given = _paged(["3", "2", "1"])
+    given = replace(given, pages=tuple(replace(page, header={"page": {"value": page.header["page"]["value"],
+                                                                      "confidence": 0.999}},
+                                               source=f"p{k}.png") for k, page in enumerate(given.pages)))
+    told = ("pages: not in the order of their numbers (the first, p0.png, is numbered 3, and p1.png 2): give them "
+            "in order")
+    assert page_notes(given) == [told + ", or add --order header"]
+    assert page_notes(given, ordered_by_header=True) == [told]
 
 
 def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
@@ -463,7 +502,7 @@ def test_a_pdf_match_counts_its_pages_and_tells_each_as_it_is_read(tmp_path: Pat
     scans = tmp_path / "scans"
     scans.mkdir()
     (scans / "cd.pdf").write_bytes(pdf.read_bytes())
-    jobs, _ = find_jobs(scans, tmp_path / "out")
+    jobs, _, _ = find_jobs(scans, tmp_path / "out")
     assert [(j.name, j.page_count) for j in jobs] == [("cd", 5)]
     pages: list[str] = []
     summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, page_progress=pages.append)
@@ -501,7 +540,7 @@ def test_pages_are_ordered_folder_by_folder_then_by_exact_name(tmp_path: Path) -
     for name in ("b/page1.png", "a/page1.png", "page2.png", "Page2.png", "a/page10.png", "page9.png"):
         (match / name).parent.mkdir(parents=True, exist_ok=True)
         (match / name).write_bytes(b"x")
-    jobs, failed = find_jobs(tmp_path / "scans", tmp_path / "out")
+    jobs, failed, _ = find_jobs(tmp_path / "scans", tmp_path / "out")
     assert not failed
     assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
         "Page2.png", "page2.png", "page9.png", "a/page1.png", "a/page10.png", "b/page1.png"]
@@ -543,7 +582,7 @@ def test_pages_of_two_scanning_runs_keep_their_folders_together(tmp_path: Path) 
         (match / run).mkdir(parents=True)
         for name in names:
             (match / run / name).write_bytes(b"x")
-    jobs, _ = find_jobs(tmp_path / "scans", tmp_path / "out")
+    jobs, _, _ = find_jobs(tmp_path / "scans", tmp_path / "out")
     assert [str(p.relative_to(match)) for p in jobs[0].pages] == [
         "part1/scan-001.png", "part1/scan-002.png", "part2/scan-001.png"]
 
@@ -644,7 +683,7 @@ def test_a_link_back_to_the_folder_is_no_match(tmp_path: Path) -> None:
     scans = _tree(tmp_path)
     (scans / "loop").symlink_to(".")
     (scans / "up").symlink_to("..")
-    jobs, failed = find_jobs(scans, tmp_path / "out")
+    jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     assert [j.name for j in jobs] == ["m1", "m2", "single"]
     reasons = {r.name: r.reason for r in failed}
     assert reasons["loop"].endswith("loop: a link to the folder being converted, or one above it: not a match")
