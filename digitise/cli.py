@@ -99,7 +99,17 @@ def _reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Workflow(click.Group):
+    """Lists the commands in the order of the work (print, scan, review), then the separate steps."""
+
+    ORDER = ("template", "scan", "batch", "review", "read", "solve", "synth", "train")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: (self.ORDER.index(name) if name in self.ORDER else len(self.ORDER), name))
+
+
+@click.group(cls=_Workflow, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="digitise")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug logging.")
 def cli(verbose: bool) -> None:
@@ -135,7 +145,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
     return (parts[0], parts[1])
 
 
-@cli.command()
+@cli.command(short_help="Read one match's pages into a .mat (and a report).")
 @click.argument("pages", nargs=-1, required=True, type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="The .mat file to write.")
 @click.option("--report", type=OUTPUT_FILE, help="The report JSON (for the review page).")
@@ -261,7 +271,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
         _say(f"digitise: note: {match}{note}")
 
 
-@cli.command()
+@cli.command(short_help="Convert every match in a folder, on all cores.")
 @click.argument("input_dir", type=PATH)
 @click.option("-o", "--output", "output_dir", required=True, type=PATH,
               help="Folder for each match's .mat, report and readings, and summary.json.")
@@ -395,7 +405,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
             signal.signal(signum, signal.SIG_IGN if stopping else handler)
 
 
-@cli.command()
+@cli.command(short_help="Print the blank recording note.")
 @click.option("--paper", default="a4", show_default=True, help="Paper: a4 or letter (landscape), or a geometry JSON.")
 @click.option("-o", "--output", type=OUTPUT_FILE,
               help="FILE.pdf (vector, print at 100 %), FILE.png (raster at --dpi) or FILE.json (the geometry).")
@@ -423,7 +433,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
     _say(f"{written}: {geometry.name} {what}, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
 
 
-@cli.command()
+@cli.command(short_help="Open the review page to fix flagged turns.")
 @click.argument("report", type=PATH)
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
@@ -471,7 +481,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
         server.server_close()
 
 
-@cli.command()
+@cli.command(short_help="Retrain the handwriting models (needs PyTorch).")
 @click.option("-o", "--output", required=True, type=PATH,
               help="Folder for glyphs.onnx and glyphs.json (the shipped ones: digitise/vision/models/).")
 @click.option("--glyphs", type=PATH,
@@ -545,7 +555,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                f"0-9 {test['digits_0_9']['accuracy']:.2%}, ECE {test['digits_0_9']['ece']:.3f}")
 
 
-@cli.command()
+@cli.command(short_help="Read pages into readings JSON (no solving).")
 @click.argument("pages", nargs=-1, required=True, type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The readings JSON to write.")
@@ -568,7 +578,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
     raise SystemExit(int(summary.exit_code))
 
 
-@cli.command()
+@cli.command(short_help="Render synthetic filled notes from a .mat.")
 @click.argument("match_file", metavar="MATCH.mat", type=PATH)
 @click.option("-o", "--output", "output_dir", required=True, type=PATH,
               help="Folder for page-001.png, page-001.truth.json, ... and match.mat.")
@@ -595,7 +605,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
     _say(f"{output_dir}: {pages} pages ({degrade}, seed {seed})")
 
 
-@cli.command("solve")
+@cli.command("solve", short_help="Solve readings JSON into a .mat.")
 @click.argument("readings", type=PATH)
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE,
               help="The .mat file to write.")

@@ -1006,6 +1006,16 @@ def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None
             "put the pages of one match in a sub-folder of their own") in result.stderr.splitlines()
 
 
+def test_the_command_list_reads_in_the_order_of_the_work_and_whole() -> None:
+    """`digitise --help` listed the commands alphabetically, each description cut off with "..."."""
+    result = run("--help")
+    assert result.exit_code == 0
+    listed = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.strip()] == [
+        "template", "scan", "batch", "review", "read", "solve", "synth", "train"]
+    assert not [line for line in listed if line.rstrip().endswith("...")], listed
+
+
 def test_files_beside_a_batchs_matches_are_named_not_failed(tmp_path: Path) -> None:
     """A roster and a readme beside the match folders failed as two matches, and the batch exited 3; an
     earlier in-place batch's outputs failed the next batch run elsewhere, one match a file."""
