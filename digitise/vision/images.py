@@ -490,6 +490,11 @@ def _png_pixel_bytes(data: bytes) -> int:
     return _PNG_CHANNELS.get(colour, 1) * (2 if depth == 16 else 1)
 
 
+def _png_pixel_bits(data: bytes) -> int:
+    """Bits a PNG's pixel takes in its rows (before unfiltering), as its header declares."""
+    return _PNG_CHANNELS.get(data[25], 1) * data[24]
+
+
 def _megapixels(pixels: int) -> str:
     return f"{pixels / 1e6:.0f}" if pixels >= 10_000_000 else f"{pixels / 1e6:.1f}"
 
@@ -958,7 +963,10 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
     except _DamagedPng as exc:
         raise InputError(f"{_DAMAGED[:-1]}: the {exc} chunk fails its CRC check)", path) from exc
     if walked is None:
-        raise InputError(_DAMAGED, path)
+        cut = _truncated_png(data)
+        if cut is None:
+            raise InputError(_DAMAGED, path)
+        return cut
     if walked[2]:
         # Ancillary chunks with a wrong CRC: libpng would drop them too, with a warning on stderr.
         keep, at = [], 0
@@ -974,6 +982,62 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
     # What libpng still says of a file it decodes (a short colour profile, "iCCP: known incorrect sRGB
     # profile") is not damage to the page.
     return _to_uint8(image), None
+
+
+#: What a PNG cut short is said to have (the JPEG's words, :func:`_jpeg_problem`).
+PNG_TRUNCATED = "the PNG is truncated (its data ends before the picture does)"
+
+
+def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
+    """The rows of a PNG cut short (a transfer that stopped) that its data still holds, the rest white, and
+    what is wrong; None when it holds no whole row, or is interlaced (its rows are not in order).
+
+    A JPEG cut short is read as far as it decodes; a PNG was refused whole.
+    Its pixel data is one deflate stream, so every row before the cut can be
+    inflated: they are written again as a small sound PNG (the header's
+    height cut to them, every chunk before the pixels kept) for OpenCV to
+    unfilter, then padded with white paper to the page's height, where a
+    board is empty rather than inked.
+    """
+    if len(data) < 33 or data[12:16] != b"IHDR" or data[28] != 0:
+        return None
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    stride = 1 + (width * _png_pixel_bits(data) + 7) // 8
+    view, at, size = memoryview(data), 8, len(data)
+    head: list[bytes] = []
+    inflater = zlib.decompressobj()
+    pixels: list[bytes] = []
+    while at + 8 <= size:
+        length, kind = _LENGTH_TYPE.unpack_from(data, at)
+        end = min(at + 8 + length, size)
+        if kind == b"IDAT":
+            try:
+                pixels.append(inflater.decompress(view[at + 8:end], height * stride - sum(map(len, pixels))))
+            except zlib.error:
+                break
+        elif not pixels and end + 4 <= size and kind != b"IHDR":
+            head.append(bytes(view[at:end + 4]))
+        at = end + 4
+    rows = min(sum(map(len, pixels)) // stride, height)
+    if rows == 0:
+        return None
+    raw = b"".join(pixels)[:rows * stride]
+    header = data[16:20] + rows.to_bytes(4, "big") + data[24:29]
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+    sound = b"".join([data[:8], chunk(b"IHDR", header), *head, chunk(b"IDAT", zlib.compress(raw, 1)),
+                      chunk(b"IEND", b"")])
+    with _native_messages():
+        image = cv2.imdecode(np.frombuffer(sound, np.uint8), cv2.IMREAD_UNCHANGED)
+    if image is None or image.size == 0:
+        return None
+    image = _to_uint8(image)
+    if rows < height:
+        paper = np.full((height - rows, *image.shape[1:]), 255, np.uint8)
+        image = np.concatenate([image, paper])
+    return image, PNG_TRUNCATED
 
 
 def _decode_failure(said: list[str]) -> str:
