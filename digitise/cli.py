@@ -366,6 +366,10 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.loose_pages > 1:
         _say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
              "converted as a match of its own; put the pages of one match in a sub-folder of their own")
+    elif summary.loose_pages == 1 and total > 1:
+        # Beside other matches, one loose page is more likely one of theirs than a match of one page.
+        _say(f"digitise: note: a one-page picture at the top of {input_dir} was converted as a match of its own; "
+             "if it is a page of another match, put it in that match's folder")
     if summary.left_out:
         shown = ", ".join(summary.left_out[:LEFT_OUT_SHOWN])
         more = len(summary.left_out) - LEFT_OUT_SHOWN

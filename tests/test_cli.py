@@ -1018,6 +1018,17 @@ def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None
     assert result.exit_code in (int(ExitCode.OK), int(ExitCode.FLAGGED)), result.output
     assert (f"digitise: note: 2 one-page pictures at the top of {scans} were each converted as a match of its own; "
             "put the pages of one match in a sub-folder of their own") in result.stderr.splitlines()
+    # One beside a match folder: more likely a page of that match.
+    (scans / "page-002.jpg").unlink()
+    (scans / "m1").mkdir()
+    shutil.copy(light / "page-002.jpg", scans / "m1" / "page-002.jpg")
+    result = run("batch", scans, "-o", tmp_path / "out2", "--jobs", "1")
+    assert (f"digitise: note: a one-page picture at the top of {scans} was converted as a match of its own; "
+            "if it is a page of another match, put it in that match's folder") in result.stderr.splitlines()
+    # Alone, a picture is a match of one page: nothing to say.
+    shutil.rmtree(scans / "m1")
+    result = run("batch", scans, "-o", tmp_path / "out3", "--jobs", "1")
+    assert "one-page picture" not in result.stderr
 
 
 def test_the_command_list_reads_in_the_order_of_the_work_and_whole() -> None:
