@@ -1031,6 +1031,23 @@ def test_loose_pictures_at_the_top_of_a_batch_get_a_word(tmp_path: Path) -> None
     assert "one-page picture" not in result.stderr
 
 
+def test_a_scanners_pdf_cut_short_gives_the_pages_before_the_cut(tmp_path: Path) -> None:
+    """A multi-page PDF cut short (a transfer that stopped) was refused whole; its whole page pictures are read."""
+    data = (ROOT / "samples" / "chen-dana" / "medium" / "pages.pdf").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) * 9 // 10])
+    result = run("scan", cut, "-o", tmp_path / "m.mat")
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    assert result.stdout.startswith(f"{tmp_path / 'm.mat'}: 4 pages, 1 game, ")
+    lines = result.stderr.splitlines()
+    assert (f"digitise: note: {cut}: page 1: the PDF is cut short (its index of pages is lost): 5 page pictures "
+            "found in what is left, read in the order stored; pages after the cut are lost; read as far as it "
+            "decodes: check its turns") in lines
+    assert any(line.startswith(f"digitise: page skipped: {cut}: page 5: the page's JPEG picture is truncated")
+               for line in lines), lines
+    assert (tmp_path / "m.mat").read_text().startswith(" 3 point match")
+
+
 def test_the_command_list_reads_in_the_order_of_the_work_and_whole() -> None:
     """`digitise --help` listed the commands alphabetically, each description cut off with "..."."""
     result = run("--help")

@@ -29,7 +29,7 @@ import tempfile
 import threading
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -796,7 +796,7 @@ _DAMAGED = "cannot decode the image (truncated or damaged file)"
 _JPEG_INK_SPACES = frozenset({"CMYK", "YCCK"})
 
 
-def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
+def _decode_jpeg(data: bytes, picture: str = "the JPEG") -> tuple[np.ndarray, str | None] | None:
     """A JPEG's pixels (BGR or grey) and what libjpeg-turbo had to patch over (None: the data is sound).
 
     OpenCV's decoder gives the same pixels but only prints libjpeg's
@@ -817,7 +817,7 @@ def _decode_jpeg(data: bytes) -> tuple[np.ndarray, str | None] | None:
     try:
         return _ink_to_bgr(_decode_strictly(data, space)), None
     except ValueError as exc:
-        problem = _jpeg_problem(exc)
+        problem = _jpeg_problem(exc, picture, f"{picture}'s data")
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
@@ -1307,6 +1307,64 @@ def _no_page(data: bytes) -> bool:
     return bool(trees) and all(_NO_KIDS.search(tree) for tree in trees) and not _ANY_PAGE.search(data)
 
 
+#: An indirect object's start, and a stream's data start (after its end-of-line).
+_OBJECT = re.compile(rb"\d+\s+\d+\s+obj\b")
+_STREAM = re.compile(rb"\bstream(?:\r\n|\n|\r)")
+_DIRECT_LENGTH = re.compile(rb"/Length\s+(\d+)(?!\s+\d+\s+R)")
+_JPEG_PICTURE = re.compile(rb"/Subtype\s*/Image\b")
+_DCT = re.compile(rb"/DCTDecode\b")
+#: Pictures that are not a scanned page as it looks: ink separations, masks, and JPEGs stored inverted.
+_NOT_A_PAGE_PICTURE = re.compile(rb"/DeviceCMYK|/ImageMask\s+true|/Decode\b|/SMask\b|/Separation|/DeviceN")
+
+
+def cut_pdf_pictures(data: bytes) -> list[bytes]:
+    """The JPEG pictures a PDF stores, in the order stored, found in its raw data: a scanner's PDF cut short.
+
+    A PDF's index of its objects (the cross-reference table and the page
+    tree) is at its end, so a copy or transfer that stopped leaves PDFium
+    nothing to open, though every page picture before the cut is whole. A
+    scanner stores a page as one JPEG (an image object filtered DCTDecode):
+    these are read straight from the data, each up to its declared length or
+    its ``endstream``, the last one up to the cut. Pictures that would not
+    show the page as it looks (CMYK, masks, inverted) are left out. Empty for
+    a PDF that stores its pages otherwise (vector pages, other filters).
+    """
+    pictures: list[bytes] = []
+    for stream in _STREAM.finditer(data):
+        objects = list(_OBJECT.finditer(data, max(0, stream.start() - 4096), stream.start()))
+        if not objects:
+            continue
+        head = data[objects[-1].end():stream.start()]
+        if not (_JPEG_PICTURE.search(head) and _DCT.search(head)) or _NOT_A_PAGE_PICTURE.search(head):
+            continue
+        start = stream.end()
+        length = _DIRECT_LENGTH.search(head)
+        end = start + int(length.group(1)) if length else data.find(b"endstream", start)
+        picture = data[start:len(data) if end < 0 else min(end, len(data))]
+        if picture[:2] == b"\xff\xd8":
+            pictures.append(picture)
+    return pictures
+
+
+#: The note a PDF read from its pictures gets, on its first page.
+CUT_PDF = ("the PDF is cut short (its index of pages is lost): {count} page {pictures} found in what is left, read "
+           "in the order stored; pages after the cut are lost")
+
+
+def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage | PageError]:
+    """The pages of a PDF cut short, from its JPEG pictures (:func:`cut_pdf_pictures`)."""
+    said = CUT_PDF.format(count=len(pictures), pictures="picture" if len(pictures) == 1 else "pictures")
+    for index, picture in enumerate(pictures):
+        decoded = _decode_jpeg(picture, "the page's JPEG picture")
+        if decoded is None:
+            yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")
+            continue
+        image, damage = decoded
+        notes = [said] if index == 0 else []
+        notes += [damage] if damage is not None else []
+        yield _as_page(_to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
+
+
 def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
     import pypdfium2 as pdfium
 
@@ -1319,6 +1377,10 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         if _no_page(data):
             raise InputError("the PDF holds no page", path) from exc
         code = getattr(exc, "err_code", None)
+        pictures = cut_pdf_pictures(data) if code == 3 else []
+        if pictures:
+            yield from _cut_pdf_pages(pictures, path)
+            return
         raise InputError(f"cannot open the PDF: {_PDFIUM_ERRORS.get(code or 0, 'damaged or empty')}", path) from exc
     try:
         count = len(document)
@@ -1385,7 +1447,10 @@ def page_count(path: str | Path) -> int:
         if kind == "pdf":
             import pypdfium2 as pdfium
 
-            document = pdfium.PdfDocument(str(file))
+            try:
+                document = pdfium.PdfDocument(str(file))
+            except pdfium.PdfiumError:
+                return max(1, len(cut_pdf_pictures(file.read_bytes())))
             try:
                 return max(1, len(document))
             finally:

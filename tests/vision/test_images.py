@@ -15,12 +15,15 @@ from PIL import Image, ImageOps
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.vision import images
 from digitise.vision.images import (
+    CUT_PDF,
     PNG_TRUNCATED,
     PageImage,
     _decode_png_fast,
     _to_uint8,
+    cut_pdf_pictures,
     iter_pages,
     load_pages,
+    page_count,
     pdf_render_scale,
     picture_damage,
 )
@@ -905,3 +908,39 @@ def test_a_washed_out_file_is_levelled_when_loaded(tmp_path: Path) -> None:
     assert isinstance(page, PageImage)
     assert not np.array_equal(page.image, faded)
     assert 1.0 - np.divide(*images.page_levels(page.image)) > images.FAINT_PAGE
+
+
+SAMPLE_PDF = Path(__file__).resolve().parents[2] / "samples" / "chen-dana" / "medium" / "pages.pdf"
+
+
+def test_a_scanners_pdf_cut_short_is_read_from_the_page_pictures_left(tmp_path: Path) -> None:
+    """A PDF's index is at its end: cut short it would not open, and every page was lost. A scanner's PDF
+    stores each page as one JPEG; those before the cut are read in the order stored, the cut one as far as
+    it goes, and the first page says what happened."""
+    data = SAMPLE_PDF.read_bytes()
+    whole = cut_pdf_pictures(data)
+    assert len(whole) == 5
+    target = tmp_path / "cut.pdf"
+    target.write_bytes(data[: len(data) * 9 // 10])
+    items = list(iter_pages(target))
+    assert [type(item) for item in items] == [PageImage] * 5
+    pages = [item for item in items if isinstance(item, PageImage)]
+    for page, picture in zip(pages[:4], whole[:4], strict=True):
+        assert np.array_equal(page.image, cv2.imdecode(np.frombuffer(picture, np.uint8), cv2.IMREAD_COLOR))
+    assert pages[0].damage == CUT_PDF.format(count=5, pictures="pictures")
+    assert [page.damage for page in pages[1:4]] == [None] * 3
+    assert pages[4].damage == "the page's JPEG picture is truncated (its data ends before the picture does)"
+    assert page_count(target) == 5
+
+
+def test_a_pdf_cut_short_with_no_page_picture_is_refused(tmp_path: Path) -> None:
+    """A vector PDF (the printed note) holds no picture to read: cut short, it is refused as before."""
+    from digitise.notation.template import load_template
+    from digitise.sheet.printing import template_pdf
+
+    data = template_pdf(load_template("a4"))
+    target = tmp_path / "cut.pdf"
+    target.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="cannot open the PDF: it is damaged, cut short or not a PDF") as info:
+        list(iter_pages(target))
+    assert str(target) in info.value.message
