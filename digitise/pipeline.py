@@ -50,6 +50,8 @@ MATCH_FILE_SUFFIXES = frozenset({".pdf", ".tif", ".tiff"})
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".tif", ".tiff", ".pdf", ".bmp", ".webp"})
 #: Pictures that are not read (their pages would be lost without a word): inside a match's folder they
 #: are taken as pages, so each is reported as a page that could not be read and the match is flagged.
+#: Archives: a match's folder zipped, which a batch cannot look into.
+ARCHIVE_SUFFIXES = frozenset({".zip", ".7z", ".rar", ".tar", ".gz", ".tgz", ".bz2", ".xz"})
 UNREAD_IMAGE_SUFFIXES = frozenset({".gif", ".heic", ".heif", ".avif", ".jp2", ".jpx", ".jxl", ".svg", ".djvu",
                                    ".dng", ".cr2", ".cr3", ".nef", ".arw", ".raw", ".eps", ".xps", ".psd"})
 
@@ -690,7 +692,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
     is not an input. Raises :class:`InputError` when ``input_dir`` is no
     folder or holds no match.
     """
-    from digitise.vision.images import page_count
+    from digitise.vision.images import page_count, unread_picture
 
     if not os.path.isdir(input_dir):
         raise InputError("not a folder" if os.path.exists(input_dir) else why_absent(input_dir, "folder"), input_dir)
@@ -759,6 +761,18 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
         elif _holds_a_picture(entry):
             # A page named otherwise ("scan001", "page4.png.bak"), as inside a match's folder.
             pages, name = (entry,), entry.stem
+        elif entry.suffix.lower() in ARCHIVE_SUFFIXES:
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: an archive: unpack it (a match's pages "
+                                                              "in a folder of their own) and convert again"))
+            continue
+        elif (unread := unread_picture(entry)) is not None:
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: {unread}, which digitise does not read: "
+                                                              "save the page as PNG, JPEG or PDF"))
+            continue
+        elif entry.is_file() and entry.stat().st_size == 0:
+            # A scan that never got written (a copy stopped at once): a page lost, not paperwork.
+            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: empty file"))
+            continue
         else:
             # A roster, a readme, an earlier batch's outputs beside the scans: no page, and no fault.
             left_out.append(entry)
@@ -784,7 +798,9 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
         else:
             jobs.append(job)
     if not jobs and not failed:
-        raise InputError("no match found: no sub-folder of pages, image or PDF in it", input_dir)
+        only = f" (only {', '.join(path.name for path in left_out[:5])}{', ...' if len(left_out) > 5 else ''})" \
+            if left_out else ""
+        raise InputError(f"no match found: no sub-folder of pages, image or PDF in it{only}", input_dir)
     return FoundMatches(jobs, failed, left_out)
 
 

@@ -41,6 +41,14 @@ def _sleepy_runner(job: Job, options: ScanOptions) -> JobResult:
     return _fake_runner(job, options)
 
 
+def _sleepy_last_runner(job: Job, options: ScanOptions) -> JobResult:
+    """The last match queued ("single") takes ten minutes; the others as _fake_runner."""
+    if job.name == "single":
+        import time
+        time.sleep(600)
+    return _fake_runner(job, options)
+
+
 def _tree(root: Path) -> Path:
     scans = root / "scans"
     (scans / "m1").mkdir(parents=True)
@@ -76,10 +84,37 @@ def test_files_beside_the_scans_are_left_out_and_a_picture_named_otherwise_is_a_
     png = cv2.imencode(".png", np.full((40, 30), 255, np.uint8))[1].tobytes()
     (scans / "scan001").write_bytes(png)
     (scans / "pretend.png").write_text("not a picture")  # named as a page: a page, which reading refuses
+    (scans / "entrants.xlsx").write_bytes(b"PK\x03\x04" + bytes(60))  # an Office roster is a ZIP inside
     jobs, failed, left_out = find_jobs(scans, tmp_path / "out")
     assert [j.name for j in jobs] == ["m1", "m2", "pretend", "scan001", "single"]
-    assert [p.name for p in left_out] == ["entrants.txt", "notes.txt", "old.mat", "summary.json"]
+    assert [p.name for p in left_out] == ["entrants.txt", "entrants.xlsx", "notes.txt", "old.mat", "summary.json"]
     assert {r.name for r in failed} == {"empty"}
+
+
+def test_what_looks_like_a_lost_match_at_the_top_still_fails(tmp_path: Path) -> None:
+    """Left out with a note, these would hide a match: a zipped match folder, a phone's picture saved without
+    its suffix in a format not read, and a scan that was never written."""
+    scans = _tree(tmp_path)
+    (scans / "match3.zip").write_bytes(b"PK\x03\x04" + bytes(60))
+    (scans / "IMG_0001").write_bytes(b"\0\0\0\x18ftypheic" + bytes(40))
+    (scans / "scan004").write_bytes(b"")
+    _, failed, left_out = find_jobs(scans, tmp_path / "out")
+    reasons = {r.name: r.reason for r in failed}
+    assert reasons["match3.zip"].endswith("match3.zip: an archive: unpack it (a match's pages in a folder of their "
+                                          "own) and convert again")
+    assert reasons["IMG_0001"].endswith("IMG_0001: a HEIC image, which digitise does not read: save the page as "
+                                        "PNG, JPEG or PDF")
+    assert reasons["scan004"].endswith("scan004: empty file")
+    assert [p.name for p in left_out] == ["notes.txt"]
+
+
+def test_a_folder_of_paperwork_only_names_what_it_holds(tmp_path: Path) -> None:
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "entrants.txt").write_text("Karl\n")
+    with pytest.raises(InputError, match=r"no match found: no sub-folder of pages, image or PDF in it "
+                                         r"\(only entrants.txt\)"):
+        find_jobs(scans, tmp_path / "out")
 
 
 def test_an_earlier_batchs_output_folder_left_in_the_input_is_no_match(tmp_path: Path) -> None:
@@ -597,7 +632,9 @@ def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path
         if result.name in ("m2", "single"):
             raise KeyboardInterrupt
 
-    runner = _sleepy_runner if jobs == 2 else _fake_runner
+    # With one worker the last match is queued behind m2 and may be converted before m2's result is heard (a
+    # loaded machine): it takes ten minutes here, so the stop always finds it unconverted.
+    runner = _sleepy_runner if jobs == 2 else _sleepy_last_runner
     with pytest.raises(BatchInterrupted) as info:
         batch(_tree(tmp_path), out, ScanOptions(), jobs=jobs, runner=runner, progress=stop)
     status = {r.name: r.status for r in info.value.summary.results}

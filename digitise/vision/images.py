@@ -395,6 +395,21 @@ def _unread_format(head: bytes) -> str | None:
     return None
 
 
+#: What :func:`_unread_format` names that are pictures (not documents or archives): a page saved so is a page.
+_UNREAD_PICTURES = ("image", "Photoshop file", "SVG drawing")
+
+
+def unread_picture(path: str | Path) -> str | None:
+    """What kind of picture digitise does not read ``path`` is by its first bytes ("a HEIC image"), or None
+    (a picture it reads, a document, an archive, or unreadable)."""
+    try:
+        with Path(path).open("rb") as handle:
+            known = _unread_format(handle.read(1024))
+    except OSError:
+        return None
+    return known if known is not None and known.endswith(_UNREAD_PICTURES) else None
+
+
 #: The formats read, as error messages list them.
 FORMATS_READ = "PNG, JPEG, TIFF, BMP, WebP or PDF"
 
@@ -1310,7 +1325,9 @@ def _no_page(data: bytes) -> bool:
 #: An indirect object's start, and a stream's data start (after its end-of-line).
 _OBJECT = re.compile(rb"\d+\s+\d+\s+obj\b")
 _STREAM = re.compile(rb"\bstream(?:\r\n|\n|\r)")
-_DIRECT_LENGTH = re.compile(rb"/Length\s+(\d+)(?!\s+\d+\s+R)")
+#: A length given as a number, not as a reference to another object ("/Length 12 0 R"): the lookahead's digit
+#: keeps the match from backing off to "/Length 1".
+_DIRECT_LENGTH = re.compile(rb"/Length\s+(\d+)(?!\d|\s+\d+\s+R)")
 _JPEG_PICTURE = re.compile(rb"/Subtype\s*/Image\b")
 _DCT = re.compile(rb"/DCTDecode\b")
 #: Pictures that are not a scanned page as it looks: ink separations, masks, and JPEGs stored inverted.
@@ -1341,6 +1358,12 @@ def cut_pdf_pictures(data: bytes) -> list[bytes]:
         length = _DIRECT_LENGTH.search(head)
         end = start + int(length.group(1)) if length else data.find(b"endstream", start)
         picture = data[start:len(data) if end < 0 else min(end, len(data))]
+        if not length and end >= 0:
+            # The end of line before "endstream" is not the stream's (PDF 1.7, 7.3.8.1).
+            for eol in (b"\r\n", b"\n", b"\r"):
+                if picture.endswith(eol):
+                    picture = picture[:-len(eol)]
+                    break
         if picture[:2] == b"\xff\xd8":
             pictures.append(picture)
     return pictures
@@ -1355,6 +1378,11 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
     """The pages of a PDF cut short, from its JPEG pictures (:func:`cut_pdf_pictures`)."""
     said = CUT_PDF.format(count=len(pictures), pictures="picture" if len(pictures) == 1 else "pictures")
     for index, picture in enumerate(pictures):
+        declared = _declared_size(picture, "jpeg")
+        too_large = _too_large(*declared, 1) if declared else None
+        if too_large:
+            yield PageError(too_large, path, f"page {index + 1}")
+            continue
         decoded = _decode_jpeg(picture, "the page's JPEG picture")
         if decoded is None:
             yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import simplejpeg
 from PIL import Image, ImageOps
 
 from digitise.errors import DigitiseError, InputError, PageError
@@ -944,3 +945,30 @@ def test_a_pdf_cut_short_with_no_page_picture_is_refused(tmp_path: Path) -> None
     with pytest.raises(InputError, match="cannot open the PDF: it is damaged, cut short or not a PDF") as info:
         list(iter_pages(target))
     assert str(target) in info.value.message
+
+
+def _pdf_picture_object(number: int, jpeg: bytes, length: bytes) -> bytes:
+    return (b"%d 0 obj\n<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray "
+            b"/BitsPerComponent 8 /Filter /DCTDecode /Length " % number + length + b" >>\nstream\n" + jpeg
+            + b"\nendstream\nendobj\n")
+
+
+def test_a_cut_pdfs_pictures_are_found_whatever_their_length_is_written_as() -> None:
+    """"/Length 12 0 R" (the length in another object, as writers that stream their output put it) was read
+    as a length of 1: the picture was dropped, and the note said the pages after the cut were lost."""
+    jpeg = simplejpeg.encode_jpeg(np.full((8, 8, 1), 200, np.uint8), colorspace="GRAY")
+    objects = [_pdf_picture_object(n, jpeg, b"%d 0 R" % (n + 100)) for n in (3, 12, 123)]
+    objects.append(_pdf_picture_object(7, jpeg, b"%d" % len(jpeg)))
+    data = b"%PDF-1.4\n" + b"".join(objects)
+    assert cut_pdf_pictures(data) == [jpeg] * 4
+
+
+def test_a_cut_pdfs_picture_too_large_to_decode_is_a_bad_page(tmp_path: Path) -> None:
+    """The page-size limit every other picture has: a JPEG declaring 30,000 x 30,000 pixels was decoded."""
+    jpeg = bytearray(simplejpeg.encode_jpeg(np.full((8, 8, 1), 200, np.uint8), colorspace="GRAY"))
+    sof = jpeg.index(b"\xff\xc0")
+    jpeg[sof + 5:sof + 9] = (30000).to_bytes(2, "big") * 2
+    target = tmp_path / "cut.pdf"
+    target.write_bytes(b"%PDF-1.4\n" + _pdf_picture_object(3, bytes(jpeg), b"%d" % len(jpeg)))
+    (page,) = iter_pages(target)
+    assert isinstance(page, PageError) and page.reason.startswith("image too large"), page
