@@ -52,8 +52,6 @@ OUTPUT_FILE = _OutputFile()
 #: Any other path. Not checked for reading here: click would call an unreadable input a usage error (exit 2),
 #: where the command's own reading names the file and exits as for any bad input.
 PATH = click.Path(path_type=Path, readable=False)
-#: Files a batch left out that its note names; the rest are counted (summary.json lists them all).
-LEFT_OUT_SHOWN = 5
 
 
 #: Characters that would break a message's one line (or hide part of it): C0 and C1 controls, DEL and
@@ -177,8 +175,10 @@ def _tell(summary: ScanSummary) -> None:
     _problems(summary.page_errors, summary.notes)
     aside = f", {_count(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
     # Not a doubt (the note holds no dice for them), but a line of the .mat no board says: worth a word.
-    closed = (f", {_count(summary.closed_out, 'closed-out turn')} written as "
-              + ("a dance" if summary.closed_out == 1 else "dances") + " of 21" if summary.closed_out else "")
+    closed = ""
+    if summary.closed_out:
+        dances = "a dance" if summary.closed_out == 1 else "dances"
+        closed = f", {_count(summary.closed_out, 'closed-out turn')} written as {dances} of 21"
     click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
                         f"{_count(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
                         f"{aside}{closed}"))
@@ -289,7 +289,14 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, roster: Path | None, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
-    from digitise.pipeline import BatchInterrupted, ScanOptions, is_terminal, summary_path
+    from digitise.pipeline import (
+        NAMES_SHOWN,
+        BatchInterrupted,
+        ScanOptions,
+        is_terminal,
+        listed_names,
+        summary_path,
+    )
     from digitise.pipeline import batch as run_batch
 
     entrants = _roster(roster)
@@ -371,9 +378,8 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         _say(f"digitise: note: a one-page picture at the top of {input_dir} was converted as a match of its own; "
              "if it is a page of another match, put it in that match's folder")
     if summary.left_out:
-        shown = ", ".join(summary.left_out[:LEFT_OUT_SHOWN])
-        more = len(summary.left_out) - LEFT_OUT_SHOWN
-        shown += f" and {more} more (all in summary.json)" if more > 0 else ""
+        shown = listed_names(summary.left_out)
+        shown += " (all in summary.json)" if len(summary.left_out) > NAMES_SHOWN else ""
         _say(f"digitise: note: left out {_count(len(summary.left_out), 'file', 'files')} at the top of "
              f"{input_dir} that {'is' if len(summary.left_out) == 1 else 'are'} no picture or PDF: {shown}")
     if summary.summary_error is not None:

@@ -751,9 +751,8 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
                                                               "missing target)"))
             continue
         elif _is_pipe(entry):
-            failed.append(JobResult(entry.name, "failed", 0, f"{entry}: a named pipe, not a page file: a batch reads "
-                                                              "files only (give a pipe to `digitise scan`)"))
-            continue
+            # Never looked into (that could wait for ever): failed below, as a pipe named as a page is.
+            pages, name = (entry,), entry.stem
         elif not os.access(entry, os.R_OK):
             # Whether it is a page cannot be seen: said, as a page that cannot be read is.
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: cannot read: permission denied"))
@@ -798,10 +797,19 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
         else:
             jobs.append(job)
     if not jobs and not failed:
-        only = f" (only {', '.join(path.name for path in left_out[:5])}{', ...' if len(left_out) > 5 else ''})" \
-            if left_out else ""
+        only = f" (only {listed_names([path.name for path in left_out])})" if left_out else ""
         raise InputError(f"no match found: no sub-folder of pages, image or PDF in it{only}", input_dir)
     return FoundMatches(jobs, failed, left_out)
+
+
+#: Names a message lists before it counts the rest (:func:`listed_names`).
+NAMES_SHOWN = 5
+
+
+def listed_names(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
+    """``names`` for a one-line message: the first ``shown`` of them, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _pages_under(folder: Path) -> Iterator[Path]:

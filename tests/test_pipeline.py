@@ -266,17 +266,19 @@ def test_a_named_pipe_among_the_pages_fails_its_match_without_waiting(tmp_path: 
     scans = _tree(tmp_path)
     (scans / "m3").mkdir()
     held = []
-    for name in ("page.png", "page4"):
-        os.mkfifo(scans / "m3" / name)
+    # Inside a match's folder, and at the top named as no picture (looking into it to tell would wait too).
+    for pipe in (scans / "m3" / "page.png", scans / "m3" / "page4", scans / "scanner-feed"):
+        os.mkfifo(pipe)
         # Open for reading and writing (Linux allows it on a pipe): a writer that never writes.
-        held.append(os.open(scans / "m3" / name, os.O_RDWR))
+        held.append(os.open(pipe, os.O_RDWR))
     try:
         summary = batch(scans, tmp_path / "out", ScanOptions(), jobs=1, runner=_fake_runner)
     finally:
         for fd in held:
             os.close(fd)
-    m3 = next(r for r in summary.results if r.name == "m3")
-    assert m3.status == "failed" and "a named pipe, not a page file" in m3.reason
+    for name in ("m3", "scanner-feed"):
+        result = next(r for r in summary.results if r.name == name)
+        assert result.status == "failed" and "a named pipe, not a page file" in result.reason
     assert next(r for r in summary.results if r.name == "m1").status == "done"
 
 

@@ -811,7 +811,12 @@ _DAMAGED = "cannot decode the image (truncated or damaged file)"
 _JPEG_INK_SPACES = frozenset({"CMYK", "YCCK"})
 
 
-def _decode_jpeg(data: bytes, picture: str = "the JPEG") -> tuple[np.ndarray, str | None] | None:
+#: How a PDF page's JPEG picture is named in what is said of its damage.
+_PDF_PICTURE = ("the page's JPEG picture", "the data of the page's JPEG picture")
+
+
+def _decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's data")
+                 ) -> tuple[np.ndarray, str | None] | None:
     """A JPEG's pixels (BGR or grey) and what libjpeg-turbo had to patch over (None: the data is sound).
 
     OpenCV's decoder gives the same pixels but only prints libjpeg's
@@ -832,7 +837,7 @@ def _decode_jpeg(data: bytes, picture: str = "the JPEG") -> tuple[np.ndarray, st
     try:
         return _ink_to_bgr(_decode_strictly(data, space)), None
     except ValueError as exc:
-        problem = _jpeg_problem(exc, picture, f"{picture}'s data")
+        problem = _jpeg_problem(exc, *named)
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
@@ -941,14 +946,19 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
         try:
             _decode_strictly(data, "CMYK" if colour in _JPEG_INK_SPACES else "GRAY", min_factor=8)
         except ValueError as exc:
-            return _jpeg_problem(exc, "the page's JPEG picture", "the data of the page's JPEG picture")
+            return _jpeg_problem(exc, *_PDF_PICTURE)
     return None
+
+
+def _size_refused(data: bytes, kind: str) -> str | None:
+    """Why a picture is too large to decode, as its header declares its size (:func:`_too_large`), or None."""
+    declared = _declared_size(data, kind)
+    return _too_large(*declared, _png_pixel_bytes(data) if kind == "png" else 1) if declared else None
 
 
 def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str | None]:
     """A single-image file's pixels, and what the decoder patched over (see :attr:`PageImage.damage`)."""
-    declared = _declared_size(data, kind)
-    too_large = _too_large(*declared, _png_pixel_bytes(data) if kind == "png" else 1) if declared else None
+    too_large = _size_refused(data, kind)
     if too_large:
         raise InputError(too_large, path)
     if kind == "jpeg":
@@ -1022,18 +1032,20 @@ def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
     head: list[bytes] = []
     inflater = zlib.decompressobj()
     pixels: list[bytes] = []
-    while at + 8 <= size:
+    inflated, wanted = 0, height * stride
+    while at + 8 <= size and inflated < wanted:
         length, kind = _LENGTH_TYPE.unpack_from(data, at)
         end = min(at + 8 + length, size)
         if kind == b"IDAT":
             try:
-                pixels.append(inflater.decompress(view[at + 8:end], height * stride - sum(map(len, pixels))))
+                pixels.append(inflater.decompress(view[at + 8:end], wanted - inflated))
             except zlib.error:
                 break
+            inflated += len(pixels[-1])
         elif not pixels and end + 4 <= size and kind != b"IHDR":
             head.append(bytes(view[at:end + 4]))
         at = end + 4
-    rows = min(sum(map(len, pixels)) // stride, height)
+    rows = inflated // stride
     if rows == 0:
         return None
     raw = b"".join(pixels)[:rows * stride]
@@ -1300,9 +1312,11 @@ def pdf_render_scale(width_pt: float, height_pt: float) -> float:
 
 #: What PDFium's error codes mean for a file that will not open (its own words are terse: "Data format error",
 #: or "Success" when it gives no reason).
+#: PDFium's "data format error": no document found in the file (a PDF cut short among them).
+_NO_DOCUMENT = 3
 _PDFIUM_ERRORS = {
     2: "the file cannot be opened",
-    3: "it is damaged, cut short or not a PDF (PDFium finds no document in it)",
+    _NO_DOCUMENT: "it is damaged, cut short or not a PDF (PDFium finds no document in it)",
     5: "it is protected by a security scheme PDFium does not support",
 }
 
@@ -1378,12 +1392,11 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
     """The pages of a PDF cut short, from its JPEG pictures (:func:`cut_pdf_pictures`)."""
     said = CUT_PDF.format(count=len(pictures), pictures="picture" if len(pictures) == 1 else "pictures")
     for index, picture in enumerate(pictures):
-        declared = _declared_size(picture, "jpeg")
-        too_large = _too_large(*declared, 1) if declared else None
+        too_large = _size_refused(picture, "jpeg")
         if too_large:
             yield PageError(too_large, path, f"page {index + 1}")
             continue
-        decoded = _decode_jpeg(picture, "the page's JPEG picture")
+        decoded = _decode_jpeg(picture, _PDF_PICTURE)
         if decoded is None:
             yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")
             continue
@@ -1405,7 +1418,7 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         if _no_page(data):
             raise InputError("the PDF holds no page", path) from exc
         code = getattr(exc, "err_code", None)
-        pictures = cut_pdf_pictures(data) if code == 3 else []
+        pictures = cut_pdf_pictures(data) if code == _NO_DOCUMENT else []
         if pictures:
             yield from _cut_pdf_pages(pictures, path)
             return
@@ -1477,7 +1490,9 @@ def page_count(path: str | Path) -> int:
 
             try:
                 document = pdfium.PdfDocument(str(file))
-            except pdfium.PdfiumError:
+            except pdfium.PdfiumError as exc:
+                if getattr(exc, "err_code", None) != _NO_DOCUMENT:
+                    return 1
                 return max(1, len(cut_pdf_pictures(file.read_bytes())))
             try:
                 return max(1, len(document))
