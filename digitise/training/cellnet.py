@@ -65,6 +65,7 @@ from digitise.sheet.handwriting import HANDWRITING_VERSION
 from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
+from digitise.training.features import with_features
 from digitise.training.mnist import TENTH as MNIST_TENTH
 from digitise.training.mnist import mnist_files, mnist_training_glyphs
 from digitise.vision.cellnet import (
@@ -533,7 +534,8 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         torch.onnx.export(exported, (torch.zeros(1, 1, *shape),), str(tmp), dynamo=False,
                           input_names=["cells"], output_names=["probabilities"],
                           dynamic_axes={"cells": {0: "n"}, "probabilities": {0: "n"}}, opset_version=17)
-        onnx_bytes = tmp.read_bytes()
+        # The features output and last layer let the model adapt to one writer's hand (digitise.vision.adapt).
+        onnx_bytes = with_features(tmp.read_bytes())
         tmp.unlink()
         write_atomic(targets[kind], onnx_bytes, overwrite=options.overwrite)
         meta = {

@@ -27,6 +27,7 @@ calibration temperature baked in: their outputs are probabilities.
 
 from __future__ import annotations
 
+import base64
 import functools
 import itertools
 from collections.abc import Sequence
@@ -61,6 +62,10 @@ MAX_COUNT = 4
 #: Outputs of a model: VALUES x (MAX_COUNT + 1) count probabilities, then letters, crossed, arrow.
 OUTPUTS = len(VALUES) * (MAX_COUNT + 1) + 3
 MARKS = ("letters", "crossed", "arrow")
+#: The second output of a model that can adapt to a writer: the activations its last layer reads.
+FEATURES_OUTPUT = "features"
+#: Metadata keys of that model's last layer (weight, bias as base64 float32; count temperature; weight's shape).
+HEAD_KEYS = ("digitise.head.weight", "digitise.head.bias", "digitise.head.count_temperature", "digitise.head.shape")
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The first point model, trained on 140 matches of ``digits.png``'s glyphs. Retrained on the second's pages (with
@@ -195,6 +200,61 @@ class CellNet(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class LastLayer:
+    """A model's last layer: what per-match adaptation fine-tunes (:mod:`digitise.vision.adapt`)."""
+
+    #: OUTPUTS x F and OUTPUTS, float64.
+    weight: np.ndarray
+    bias: np.ndarray
+    #: The calibration temperature the count logits are divided by.
+    count_temperature: float
+
+    def count_probabilities(self, features: np.ndarray, weight: np.ndarray | None = None,
+                            bias: np.ndarray | None = None) -> np.ndarray:
+        """N x F features -> N x len(VALUES) x (MAX_COUNT + 1) count probabilities (with another weight and
+        bias of the count rows when given)."""
+        heads = len(VALUES) * (MAX_COUNT + 1)
+        w = self.weight[:heads] if weight is None else weight
+        b = self.bias[:heads] if bias is None else bias
+        z = (np.asarray(features, np.float64) @ w.T + b) / self.count_temperature
+        z = z.reshape(len(z), len(VALUES), MAX_COUNT + 1)
+        z -= z.max(axis=2, keepdims=True)
+        e = np.exp(z)
+        out: np.ndarray = e / e.sum(axis=2, keepdims=True)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A batch of cells as a model ensemble answered it, with each member's features of the unmoved input."""
+
+    probabilities: np.ndarray
+    #: One N x F array per member model with a last layer (:attr:`FeatureCellNet.heads`), in the same order.
+    features: tuple[np.ndarray, ...] = ()
+
+
+class FeatureCellNet(CellNet, Protocol):
+    """A cell model that also says what its last layers read, so that it can adapt to a writer."""
+
+    #: The last layer of each member model, in the order of :attr:`Answer.features`.
+    heads: tuple[LastLayer, ...]
+
+    def answer(self, inputs: np.ndarray) -> Answer:
+        """:meth:`predict`'s probabilities and the members' features."""
+        ...
+
+
+def last_layer(metadata: dict[str, str]) -> LastLayer | None:
+    """The last layer kept in a model's metadata (:data:`HEAD_KEYS`), None when it keeps none."""
+    if not all(key in metadata for key in HEAD_KEYS):
+        return None
+    rows, width = (int(v) for v in metadata[HEAD_KEYS[3]].split(","))
+    weight = np.frombuffer(base64.b64decode(metadata[HEAD_KEYS[0]]), "<f4").astype(np.float64).reshape(rows, width)
+    bias = np.frombuffer(base64.b64decode(metadata[HEAD_KEYS[1]]), "<f4").astype(np.float64)
+    return LastLayer(weight, bias, float(metadata[HEAD_KEYS[2]]))
+
+
+@dataclass(frozen=True, slots=True)
 class CellNetOutput:
     """One cell's model output, split up."""
 
@@ -231,19 +291,33 @@ class OnnxCellNet:
             raise InputError(f"model reads {stored} inputs, this code {shape}", self.path)
         self._session, self._input = open_onnx(self.path)
         self._batch = batch
+        outputs = [o.name for o in self._session.get_outputs()]
+        head = last_layer(dict(self._session.get_modelmeta().custom_metadata_map))
+        self._features = FEATURES_OUTPUT in outputs and head is not None
+        self.heads: tuple[LastLayer, ...] = (head,) if self._features and head is not None else ()
+        self._outputs = [outputs[0], FEATURES_OUTPUT] if self._features else [outputs[0]]
 
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """N x H x W inputs -> N x OUTPUTS probabilities."""
+        return self.answer(inputs).probabilities
+
+    def answer(self, inputs: np.ndarray) -> Answer:
+        """N x H x W inputs -> their probabilities, and the features when the model exports them."""
         inputs = np.asarray(inputs, np.float32)
         if inputs.ndim != 3 or inputs.shape[1:] != self.shape:
             raise ValueError(f"expected N x {self.shape[0]} x {self.shape[1]} inputs, got {inputs.shape}")
         if len(inputs) == 0:
-            return np.zeros((0, OUTPUTS), np.float32)
-        parts = []
+            width = self.heads[0].weight.shape[1] if self.heads else 0
+            return Answer(np.zeros((0, OUTPUTS), np.float32), tuple(np.zeros((0, width), np.float32) for _ in self.heads))
+        parts, features = [], []
         for start in range(0, len(inputs), self._batch):
             chunk = np.ascontiguousarray(inputs[start:start + self._batch, None, :, :])
-            parts.append(self._session.run(None, {self._input: chunk})[0])
-        return np.concatenate(parts).astype(np.float32)
+            ran = self._session.run(self._outputs, {self._input: chunk})
+            parts.append(ran[0])
+            if self._features:
+                features.append(ran[1])
+        feats = (np.concatenate(features).astype(np.float32),) if self._features else ()
+        return Answer(np.concatenate(parts).astype(np.float32), feats)
 
 
 class MeanCellNet:
@@ -253,11 +327,20 @@ class MeanCellNet:
         if not nets:
             raise ValueError("no models to average")
         self.nets = tuple(nets)
+        heads = [tuple(getattr(net, "heads", ())) for net in self.nets]
+        # Adapting needs every member's features: one member that keeps none leaves the mean unadaptable.
+        self.heads: tuple[LastLayer, ...] = tuple(h for each in heads for h in each) if all(heads) else ()
 
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """N x H x W inputs -> N x OUTPUTS, the mean of every model's answer."""
-        mean: np.ndarray = np.mean([np.asarray(net.predict(inputs), np.float64) for net in self.nets], axis=0)
-        return mean.astype(np.float32)
+        return self.answer(inputs).probabilities
+
+    def answer(self, inputs: np.ndarray) -> Answer:
+        """The mean of every model's probabilities, and every member's features (when all have them)."""
+        answers = [_answer_of(net, inputs) for net in self.nets]
+        mean: np.ndarray = np.mean([np.asarray(a.probabilities, np.float64) for a in answers], axis=0)
+        features = tuple(f for a in answers for f in a.features) if self.heads else ()
+        return Answer(mean.astype(np.float32), features)
 
 
 class ShiftedCellNet:
@@ -283,11 +366,19 @@ class ShiftedCellNet:
         self.shifts = tuple(shifts)
         self.temperature = temperature
         self.unsure_below = unsure_below
+        self.heads: tuple[LastLayer, ...] = tuple(getattr(net, "heads", ()))
 
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """N x H x W inputs -> N x OUTPUTS: the mean over the shifted copies, count heads sharpened."""
+        return self.answer(inputs).probabilities
+
+    def answer(self, inputs: np.ndarray) -> Answer:
+        """:meth:`predict`'s probabilities, and the features of the unmoved inputs."""
         inputs = np.asarray(inputs, np.float32)
-        plain = np.asarray(self.net.predict(inputs), np.float64)
+        first = _answer_of(self.net, inputs)
+        return Answer(self._moved(inputs, np.asarray(first.probabilities, np.float64)), first.features)
+
+    def _moved(self, inputs: np.ndarray, plain: np.ndarray) -> np.ndarray:
         heads = len(VALUES) * (MAX_COUNT + 1)
         if self.unsure_below is None:
             chosen = np.arange(len(inputs))
@@ -310,6 +401,12 @@ class ShiftedCellNet:
         out = plain.copy()
         out[chosen] = mean
         return out.astype(np.float32)
+
+
+def _answer_of(net: CellNet, inputs: np.ndarray) -> Answer:
+    """``net``'s answer with features when it gives them, its probabilities alone when not."""
+    answer = getattr(net, "answer", None)
+    return answer(inputs) if callable(answer) else Answer(np.asarray(net.predict(inputs), np.float32))
 
 
 def shifted(inputs: np.ndarray, dx: int, dy: int) -> np.ndarray:
@@ -350,21 +447,32 @@ def prepare(ink: np.ndarray, centre: bool) -> np.ndarray:
 
 def run(net: CellNet, inputs: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     """One batched model call over ``inputs`` (N x OUTPUTS; empty in, empty out)."""
+    return run_answer(net, inputs, shape).probabilities
+
+
+def run_answer(net: CellNet, inputs: Sequence[np.ndarray], shape: tuple[int, int]) -> Answer:
+    """:func:`run`, with the members' features when ``net`` gives them (probabilities as float64)."""
     if not inputs:
-        return np.zeros((0, OUTPUTS), np.float64)
-    out = np.asarray(net.predict(np.stack(inputs).astype(np.float32)), np.float64)
+        return Answer(np.zeros((0, OUTPUTS), np.float64))
+    answer = _answer_of(net, np.stack(inputs).astype(np.float32))
+    out = np.asarray(answer.probabilities, np.float64)
     if out.shape != (len(inputs), OUTPUTS):
         raise ValueError(f"cell model answered shape {out.shape}, expected {(len(inputs), OUTPUTS)}")
-    return out
+    return Answer(out, answer.features)
 
 
 __all__ = [
     "CENTRE_SHAPE",
+    "FEATURES_OUTPUT",
+    "HEAD_KEYS",
     "OUTPUTS",
     "POINT_SHAPE",
     "VALUES",
+    "Answer",
     "CellNet",
     "CellNetOutput",
+    "FeatureCellNet",
+    "LastLayer",
     "MeanCellNet",
     "OnnxCellNet",
     "ShiftedCellNet",
@@ -373,10 +481,12 @@ __all__ = [
     "cellnets_available",
     "centre_input",
     "digits_of",
+    "last_layer",
     "load_cellnets",
     "point_input",
     "prepare",
     "run",
+    "run_answer",
     "shifted",
     "split_output",
 ]

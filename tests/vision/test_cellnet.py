@@ -318,6 +318,36 @@ def test_shipped_point_model_reads_a_rendered_page(shipped: CellReader) -> None:
     assert right >= 0.9 * total, f"{right} of {total} point squares read right"
 
 
+def test_shipped_point_models_give_the_features_their_last_layer_reads(shipped: CellReader) -> None:
+    """Adapting to a writer fine-tunes the last layer on these features: from them and the layer kept in the
+    model's metadata, the model's own count probabilities come back."""
+    from digitise.vision.cellnet import POINT_MODEL, POINT_MODEL_B
+
+    rng = np.random.default_rng(5)
+    inputs = rng.random((6, *POINT_SHAPE)).astype(np.float32)
+    for path in (POINT_MODEL, POINT_MODEL_B):
+        net = OnnxCellNet(path, POINT_SHAPE)
+        answer = net.answer(inputs)
+        assert answer.probabilities.tobytes() == net.predict(inputs).tobytes()
+        (head,), (features,) = net.heads, answer.features
+        assert features.shape == (6, head.weight.shape[1]) and (features >= 0).all()
+        counts = answer.probabilities[:, : len(VALUES) * (MAX_COUNT + 1)].reshape(6, len(VALUES), MAX_COUNT + 1)
+        assert head.count_probabilities(features) == pytest.approx(counts, abs=1e-5)
+    point, _ = load_cellnets()
+    mean = point.answer(inputs)  # type: ignore[attr-defined]
+    assert len(mean.features) == len(point.heads) == 2  # type: ignore[attr-defined]
+    assert mean.probabilities.tobytes() == point.predict(inputs).tobytes()
+
+
+def test_a_model_without_features_answers_probabilities_alone() -> None:
+    from digitise.vision.cellnet import MeanCellNet, ShiftedCellNet, run_answer
+
+    net = ShiftedCellNet(MeanCellNet((_Fixed((3,), 0.9), _Fixed((5,), 0.8))), ((0, 0), (1, 0)))
+    assert net.heads == ()
+    answer = run_answer(net, [np.zeros(CENTRE_SHAPE, np.float32)] * 2, CENTRE_SHAPE)
+    assert answer.features == () and answer.probabilities.shape == (2, OUTPUTS)
+
+
 def test_a_mean_of_models_answers_their_mean_probabilities() -> None:
     from digitise.vision.cellnet import MeanCellNet
 
