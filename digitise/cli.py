@@ -121,6 +121,8 @@ def cli(verbose: bool) -> None:
 # call into the package, report.
 
 
+NO_ADAPT_HELP = ("Read with the shipped reader alone: do not learn the recorder's hand from the match's sure turns "
+                 "to read its other boards again.")
 ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a header is taken as the entrant "
                "it spells (OCR's slips forgiven), and one that spells none is noted.")
 
@@ -155,16 +157,18 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("--corrections", type=PATH,
               help="Corrections saved by the review page, re-applied as hard constraints.")
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
+@click.option("--no-adapt", "no_adapt", is_flag=True, help=NO_ADAPT_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @_reports_errors
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
-         template: str | None, order: str, corrections: Path | None, roster: Path | None, force: bool) -> None:
+         template: str | None, order: str, corrections: Path | None, roster: Path | None, no_adapt: bool,
+         force: bool) -> None:
     """Read PAGES (one match) and write its .mat, flagging unsure turns."""
     from digitise.pipeline import ScanOptions
     from digitise.pipeline import scan as run_scan
 
     options = ScanOptions(_players(players), length, template, order, corrections, force,
-                          roster=_roster(roster), roster_file=roster)
+                          roster=_roster(roster), roster_file=roster, adapt=not no_adapt)
     with _pages_shown(pages) as on_page:
         summary = run_scan(list(pages), output, report, options, on_page=on_page)
     _tell(summary)
@@ -283,11 +287,12 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
               help="Page order in each match: by file name (folder by folder), or by the page number written "
                    "in the header.")
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
+@click.option("--no-adapt", "no_adapt", is_flag=True, help=NO_ADAPT_HELP)
 @click.option("--force", is_flag=True,
               help="Convert again matches already done (each keeps its review's corrections file).")
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
-          order: str, roster: Path | None, force: bool) -> None:
+          order: str, roster: Path | None, no_adapt: bool, force: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
     from digitise.pipeline import (
         NAMES_SHOWN,
@@ -338,7 +343,8 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         with _stopped_by_sigterm():
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
                                                                    overwrite=force, roster=entrants,
-                                                                   roster_file=roster), jobs=jobs, progress=progress,
+                                                                   roster_file=roster, adapt=not no_adapt),
+                                jobs=jobs, progress=progress,
                                 page_progress=page_read, started=started)
     except BatchInterrupted as stop:
         if bar is not None:

@@ -73,6 +73,8 @@ class ScanOptions:
     roster: tuple[str, ...] = ()
     #: The file the roster was read from (an input: never written over).
     roster_file: Path | None = None
+    #: Learn the recorder's hand from the match's sure turns and read the rest again (``--no-adapt``: off).
+    adapt: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +144,10 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     the rest of the match is still written. ``on_page`` is called after each
     page is read (progress).
     """
+    from digitise.adaptation import TURNED_OFF, Adaptation, adapt_to_hand, hand_by_place
     from digitise.notation.readings import renumbered
     from digitise.solve.reviewed import solve_with_corrections
+    from digitise.vision.cellnet import point_heads
     from digitise.vision.read import read_pages
 
     if not pages:
@@ -162,9 +166,19 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
     scan_notes += page_notes(readings, ordered_by_header=options.order == "header")
+    hand = hand_by_place(readings.pages, outcome.hand)
     readings = renumbered(readings)
-    result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
-                                    path=options.corrections, roster=options.roster)
+
+    def solve_readings(some: Readings) -> SolveResult:
+        return solve_with_corrections(some, corrections, players=options.players, length=options.length,
+                                      path=options.corrections, roster=options.roster)
+
+    result = solve_readings(readings)
+    if options.adapt:
+        result, readings, adaptation = adapt_to_hand(readings, hand, result, solve_readings, point_heads())
+    else:
+        adaptation = Adaptation(flagged_before=result.flagged, flagged_after=result.flagged, skipped=TURNED_OFF)
+    result.report["adaptation"] = adaptation.to_json()
     _some_turn_found(result, pages)
     from digitise.solve.corrections import page_files, pages_to_json
 

@@ -481,7 +481,7 @@ class ReviewSession:
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
         for key in ("readings", "sources", "source_files", "page_errors", "players", "length", "scan_notes", "mat",
-                    "roster"):
+                    "roster", "adaptation"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
         # The scan's own notes (the page order kept) stay true whatever the corrections.

@@ -434,6 +434,12 @@ def load_cellnets() -> tuple[CellNet, CellNet]:
     return point, centre
 
 
+def point_heads() -> tuple[LastLayer, ...]:
+    """The last layers of the shipped point models, which adapting to a writer fine-tunes (empty: they keep none)."""
+    heads: tuple[LastLayer, ...] = getattr(load_cellnets()[0], "heads", ())
+    return heads
+
+
 def _one_kind(first: Path, second: Path, shape: tuple[int, int]) -> CellNet:
     """The model at ``first``, or its mean with the one at ``second`` when that is shipped too."""
     net = OnnxCellNet(first, shape)
@@ -483,6 +489,7 @@ __all__ = [
     "digits_of",
     "last_layer",
     "load_cellnets",
+    "point_heads",
     "point_input",
     "prepare",
     "run",

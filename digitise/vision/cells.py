@@ -40,7 +40,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -52,13 +52,14 @@ from digitise.vision.cellnet import (
     CENTRE_SHAPE,
     POINT_MODEL,
     POINT_SHAPE,
+    Answer,
     CellNet,
     candidates_of,
     load_cellnets,
     prepare,
+    run_answer,
     split_output,
 )
-from digitise.vision.cellnet import run as run_cellnet
 from digitise.vision.classifier import (
     DEFAULT_MODEL,
     GLYPH_SIZE,
@@ -168,6 +169,21 @@ class CellAnalysis:
     arrow: float
     #: Probability that the cell holds letters (a name) rather than digits.
     letters: float
+    #: How the whole-cell model read a point or off square, kept to read it again adapted to the writer
+    #: (:mod:`digitise.vision.adapt`); None for other cells, or a model that gives no features.
+    whole: WholeCell | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeCell:
+    """A square as the whole-cell model read it: what adapting to the writer reads it again from."""
+
+    #: The model's OUTPUTS probabilities (the ensemble's, moved inputs averaged in where it was unsure).
+    row: np.ndarray
+    #: Each member model's features of the square (:attr:`digitise.vision.cellnet.Answer.features`).
+    features: tuple[np.ndarray, ...]
+    #: The segmenting reader's analysis, when the two readings were combined.
+    segmented: CellAnalysis | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -810,7 +826,8 @@ class CellReader:
             if i not in by_index:
                 out[i] = result
             elif cells[i][1] is CellKind.POINT:
-                out[i] = combine_readings(result, by_index[i], self.top, POINT_COMBINATION)
+                kept = None if result.whole is None else replace(result.whole, segmented=by_index[i])
+                out[i] = replace(combine_readings(result, by_index[i], self.top, POINT_COMBINATION), whole=kept)
             elif CENTRE_COMBINATION is not None:
                 combined = combine_readings(result, by_index[i], self.top, CENTRE_COMBINATION)
                 out[i] = replace(combined, crossed=by_index[i].crossed, arrow=result.arrow)
@@ -827,18 +844,21 @@ class CellReader:
         point_net, centre_net = self.cellnets
         kinds = [kind is CellKind.CENTRE for _, kind in cells]
         outputs: list[np.ndarray | None] = [None] * len(cells)
+        features: list[tuple[np.ndarray, ...]] = [()] * len(cells)
         for centre, net, shape in ((False, point_net, POINT_SHAPE), (True, centre_net, CENTRE_SHAPE)):
             chosen = [i for i, c in enumerate(kinds) if c is centre]
             if not chosen or net is None:
                 continue
             inputs = [prepare(cells[i][0], centre) for i in chosen]
-            rows = _model_answer("cell model", functools.partial(run_cellnet, net, inputs, shape))
+            answer = _cellnet_answer(functools.partial(run_answer, net, inputs, shape))
+            rows = answer.probabilities
             if rows.max() > 1 + 1e-6:
                 raise CellReadError("cell model answered non-probabilities (above 1)")
-            for i, row in zip(chosen, rows, strict=True):
+            for k, (i, row) in enumerate(zip(chosen, rows, strict=True)):
                 outputs[i] = row
+                features[i] = tuple(f[k] for f in answer.features)
         results = []
-        for row, centre in zip(outputs, kinds, strict=True):
+        for row, centre, feats in zip(outputs, kinds, features, strict=True):
             assert row is not None
             split = split_output(row)
             results.append(CellAnalysis(
@@ -846,6 +866,7 @@ class CellReader:
                 round(split.crossed, 6) if centre else 0.0,
                 round(split.arrow, 6),
                 round(split.letters, 6),
+                WholeCell(row, feats) if feats and not centre else None,
             ))
         return results
 
@@ -974,7 +995,9 @@ def obscured(analysis: CellAnalysis) -> CellAnalysis:
     """``analysis`` of a cell under a blot or scribble: its candidates kept at a tenth of their weight
     (most of the cell unreadable), no letters and no arrow (a blot is neither)."""
     candidates = tuple(CellReading(c.digits, round(c.probability * OBSCURED_LISTED, 6)) for c in analysis.candidates)
-    return replace(analysis, candidates=tuple(c for c in candidates if c.probability > 0.0), arrow=0.0, letters=0.0)
+    # Not read again for the writer's hand either: the model saw the blot, not the writing.
+    return replace(analysis, candidates=tuple(c for c in candidates if c.probability > 0.0), arrow=0.0, letters=0.0,
+                   whole=None)
 
 
 def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int,
@@ -1018,6 +1041,18 @@ def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int,
     candidates = tuple(CellReading(k, round(weights[k] / total * mass, 6)) for k in ranked
                        if weights[k] / total * mass >= 1e-6)
     return CellAnalysis(candidates, 0.0, max(whole.arrow, segmented.arrow), whole.letters)
+
+
+def _cellnet_answer(call: Callable[[], Answer]) -> Answer:
+    """What a cell model answered (probabilities checked as :func:`_model_answer` checks them), with its features."""
+    held: list[Answer] = []
+
+    def probabilities() -> np.ndarray:
+        held.append(call())
+        return held[0].probabilities
+
+    rows = _model_answer("cell model", probabilities)
+    return Answer(rows, held[0].features)
 
 
 def _model_answer(name: str, call: Callable[[], np.ndarray]) -> np.ndarray:

@@ -31,6 +31,7 @@ from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading, CellReading, PageReading, Readings
 from digitise.notation.template import BoardGeometry, Template, board_rect, load_template, template_names
+from digitise.vision.cells import WholeCell
 from digitise.vision.grid import (
     MIN_FOUND,
     REFINE_PX_PER_MM,
@@ -128,6 +129,20 @@ class SeenCell:
     quad: np.ndarray
     ink: np.ndarray
     candidates: tuple[CellReading, ...] = ()
+    #: How the whole-cell model read it (point and off squares), for adapting to the writer.
+    whole: WholeCell | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandCell:
+    """A point or off square of a page read, as the whole-cell model saw it: one sample of the writer's hand."""
+
+    #: The page's file and number in it, as its :class:`PageReading` says.
+    source: str
+    page: int
+    board: int
+    name: str
+    whole: WholeCell
 
 
 @dataclass(frozen=True, slots=True)
@@ -651,7 +666,7 @@ def analyse_page(
     for (index, name, quad, ink), result in zip(jobs, analyses, strict=True):
         entry = per_board[index]
         candidates = tuple(result.candidates)
-        seen.append(SeenCell(index, name, quad, ink, candidates))
+        seen.append(SeenCell(index, name, quad, ink, candidates, result.whole))
         if not (len(candidates) == 1 and candidates[0].digits == () and candidates[0].probability >= 0.999):
             entry["cells"][name] = candidates
         if name == "centre":
@@ -709,6 +724,8 @@ class ReadOutcome:
     readings: Readings
     errors: tuple[DigitiseError, ...]
     notices: tuple[str, ...] = ()
+    #: The point and off squares read whole, with what the model saw in them (not kept in readings files).
+    hand: tuple[HandCell, ...] = ()
 
 
 def resolve_templates(template: Template | str | Path | None) -> list[Template]:
@@ -790,6 +807,7 @@ def read_pages(
     texts: list[tuple[tuple[str, np.ndarray], ...]] = []
     errors: list[DigitiseError] = []
     notices: list[str] = []
+    hand: list[HandCell] = []
     # Pages whose header held the match's fields: cutting and reading them costs ~50 ms a page (with
     # its share of tesseract), a tenth of a page's time, for what a match repeats on every page.
     headed = 0
@@ -828,6 +846,8 @@ def read_pages(
                     if analysis.pending_text or "match_length" in reading.header:
                         headed += 1
                     pages.append(replace(reading, source_bytes=size))
+                    hand.extend(HandCell(reading.source, reading.page, cell.board, cell.name, cell.whole)
+                                for cell in analysis.cells if cell.whole is not None)
                     texts.append(analysis.pending_text)
                     if debug_dir is not None:
                         from digitise.vision.debug import overlay_path, write_overlay
@@ -850,10 +870,11 @@ def read_pages(
             with contextlib.suppress(OSError):
                 target.unlink()
         raise
-    return ReadOutcome(Readings(tuple(pages)), tuple(errors), tuple(notices))
+    return ReadOutcome(Readings(tuple(pages)), tuple(errors), tuple(notices), tuple(hand))
 
 
 __all__ = [
+    "HandCell",
     "PageAnalysis",
     "ReadOutcome",
     "SeenCell",

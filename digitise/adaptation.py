@@ -1,0 +1,225 @@
+"""Learning the recorder's hand from the match itself: solve, learn from the sure turns, read again, solve again.
+
+The step between the first solve and writing the match (``scan`` and
+``batch`` run it unless told ``--no-adapt``):
+
+1. the boards of turns the solver is sure of (not flagged, resting on no
+   flagged board, confidence at least :data:`LEARN_SURE`) say what is written
+   in each of their point and off squares (:func:`written_on_sure_boards`);
+2. the point reader's last layers are fine-tuned on those squares
+   (:func:`digitise.vision.adapt.learn_hand`);
+3. the squares of every other board are read again with them, and the match
+   is solved again; a second round learns from the turns now sure, and
+   stops early when the readings no longer change.
+
+Boards the first solve was sure of keep their readings, so a match read
+surely at once comes out unchanged (it is not adapted at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
+from digitise.solve import SolveResult
+from digitise.solve.reviewed import corrected_cells, turns_by_board
+from digitise.vision.adapt import AdaptedHand, HandSample, learn_hand
+from digitise.vision.cellnet import LastLayer
+from digitise.vision.read import HandCell
+
+#: A turn this sure (and neither flagged nor resting on a flagged board) teaches the writer's hand.
+LEARN_SURE = 0.99
+#: ... and one resting on an earlier flagged board this sure (above 1: never).
+RESTING_SURE = 0.999
+#: Rounds of learning and solving again at most.
+ROUNDS = 2
+#: A square read empty at least this surely is left out of the readings, as the reader leaves it out.
+EMPTY_SURE = 0.999
+
+#: Why a match was not adapted (the report says it).
+SURE_AT_ONCE = "every turn was sure at the first reading"
+NO_FEATURES = "the reader's models keep no features to adapt"
+TURNED_OFF = "turned off (--no-adapt)"
+TOO_FEW = "too few squares of sure turns to learn the hand from ({samples}; {least} needed)"
+
+Place = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Adaptation:
+    """What learning the hand did to one match (the report's ``adaptation``)."""
+
+    #: Squares of sure turns learned from (in the last round).
+    learned_from: int = 0
+    #: Boards read again with the adapted reader.
+    boards_read_again: int = 0
+    #: Turns whose decision differs from the first solve's (added or dropped ones included).
+    turns_changed: int = 0
+    #: Turns flagged before and after.
+    flagged_before: int = 0
+    flagged_after: int = 0
+    #: Rounds that solved again.
+    rounds: int = 0
+    #: Why it did nothing, when it did nothing.
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The report's ``adaptation`` object."""
+        return {"learned_from": self.learned_from, "boards_read_again": self.boards_read_again,
+                "turns_changed": self.turns_changed, "flagged_before": self.flagged_before,
+                "flagged_after": self.flagged_after, "rounds": self.rounds, "skipped": self.skipped}
+
+
+def written_on_sure_boards(report: Mapping[str, object], bar: float = LEARN_SURE,
+                           resting_bar: float = RESTING_SURE) -> dict[Place, dict[str, tuple[int, ...]]]:
+    """For each board whose only turn is a sure move: what the move writes in each square (NOTATION.md).
+
+    A turn resting on an earlier flagged board must be sure by ``resting_bar``: its position may be wrong,
+    but the squares its own marks fill that surely are seldom."""
+    by_board: dict[Place, list[Mapping[str, object]]] = {}
+    for (page, board, _), turn in turns_by_board(report):
+        by_board.setdefault((page, board), []).append(turn)
+    sure: dict[Place, dict[str, tuple[int, ...]]] = {}
+    for place, turns in by_board.items():
+        if len(turns) != 1:
+            continue
+        (only,) = turns
+        dice = only.get("dice")
+        confidence = only.get("confidence")
+        if (only.get("action") != "move" or only.get("flagged")
+                or not isinstance(confidence, (int, float)) or confidence < bar
+                or (only.get("follows") is not None and confidence < resting_bar)
+                or not isinstance(dice, list) or len(dice) != 2):
+            continue
+        text = f"{only.get('player')} {dice[0]}{dice[1]}: {only.get('move') or ''}"
+        try:
+            sure[place] = corrected_cells(text, only)
+        except ValueError:
+            continue
+    return sure
+
+
+def _learnable(name: str) -> bool:
+    """Point and off squares: the squares the whole-cell point reader reads."""
+    return name != "centre" and not name.endswith("res")
+
+
+def hand_samples(readings: Readings, hand: Mapping[Place, Sequence[HandCell]],
+                 sure: Mapping[Place, Mapping[str, tuple[int, ...]]]) -> list[HandSample]:
+    """The squares of sure boards with what is written in them, where the reader listed that among its candidates
+    (a digit written over a side into the next square, or read as nothing like it, teaches nothing safe)."""
+    boards = _boards(readings)
+    samples = []
+    for place in sorted(sure):
+        reading = boards.get(place)
+        if reading is None:
+            continue
+        over = set(reading.touches) | {n for names in reading.touches.values() for n in names}
+        for cell in hand.get(place, ()):
+            if not _learnable(cell.name) or cell.name in over:
+                continue
+            written = tuple(sorted(sure[place].get(cell.name, ())))
+            listed = reading.cells.get(cell.name)
+            said = {tuple(sorted(c.digits)) for c in listed} if listed is not None else {()}
+            if written in said:
+                samples.append(HandSample(cell.whole, written))
+    return samples
+
+
+def read_again(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], adapted: AdaptedHand,
+               places: set[Place]) -> Readings:
+    """``readings`` with the squares of the boards at ``places`` read again by ``adapted``."""
+    pages = []
+    for page in readings.pages:
+        boards = []
+        for board in page.boards:
+            place = (page.page, board.index)
+            cells = dict(board.cells)
+            if place in places:
+                for cell in hand.get(place, ()):
+                    if not _learnable(cell.name):
+                        continue
+                    candidates = adapted.read_again(cell.whole)
+                    if _surely_empty(candidates):
+                        cells.pop(cell.name, None)
+                    else:
+                        cells[cell.name] = candidates
+            boards.append(replace(board, cells=dict(sorted(cells.items()))) if cells != board.cells else board)
+        pages.append(replace(page, boards=tuple(boards)))
+    return replace(readings, pages=tuple(pages))
+
+
+def _surely_empty(candidates: Sequence[CellReading]) -> bool:
+    return len(candidates) == 1 and candidates[0].digits == () and candidates[0].probability >= EMPTY_SURE
+
+
+def _boards(readings: Readings) -> dict[Place, BoardReading]:
+    return {(page.page, board.index): board for page in readings.pages for board in page.boards}
+
+
+def _decisions(report: Mapping[str, object]) -> dict[tuple[int, int, int], tuple[object, ...]]:
+    return {key: (turn.get("action"), turn.get("player"), str(turn.get("dice")), turn.get("move"))
+            for key, turn in turns_by_board(report)}
+
+
+def turns_changed(before: Mapping[str, object], after: Mapping[str, object]) -> int:
+    """Turns whose decision differs between two reports (a turn in one only counts too)."""
+    a, b = _decisions(before), _decisions(after)
+    return sum(1 for key in set(a) | set(b) if a.get(key) != b.get(key))
+
+
+def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], first: SolveResult,
+                  solve_again: Callable[[Readings], SolveResult], heads: Sequence[LastLayer],
+                  ) -> tuple[SolveResult, Readings, Adaptation]:
+    """Learn the writer's hand from ``first``'s sure turns, read the other boards again, solve again.
+
+    ``readings`` are the readings ``first`` was solved from (pages numbered as
+    in its report); ``hand`` the squares read whole, by (page, board). Returns
+    the result and readings to write, and what was done.
+    """
+    flagged = first.flagged
+    if not heads:
+        return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=NO_FEATURES)
+    sure = written_on_sure_boards(first.report)
+    unsure = {place for place in _boards(readings) if place not in sure}
+    if not flagged:
+        return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=SURE_AT_ONCE)
+    result, current, learned, rounds = first, readings, 0, 0
+    for _ in range(ROUNDS):
+        samples = hand_samples(readings, hand, written_on_sure_boards(result.report))
+        adapted = learn_hand(samples, heads)
+        if adapted is None:
+            if rounds == 0:
+                from digitise.vision.adapt import MIN_SAMPLES
+
+                why = TOO_FEW.format(samples=len(samples), least=MIN_SAMPLES)
+                return first, readings, Adaptation(len(samples), flagged_before=flagged, flagged_after=flagged,
+                                                   skipped=why)
+            break
+        again = read_again(readings, hand, adapted, unsure)
+        if again == current:
+            break
+        result, current, learned, rounds = solve_again(again), again, adapted.samples, rounds + 1
+    return result, current, Adaptation(learned, len(unsure), turns_changed(first.report, result.report),
+                                       flagged, result.flagged, rounds)
+
+
+def hand_by_place(pages: Sequence[PageReading], hand: Sequence[HandCell]) -> dict[Place, list[HandCell]]:
+    """``hand``'s squares by (page, board) of ``pages`` (as read, before renumbering: pages are known by their file
+    and number there); empty when two pages share a file and number (nothing to tell them apart by)."""
+    index: dict[tuple[str, int], int] = {}
+    for k, page in enumerate(pages, start=1):
+        if (page.source, page.page) in index:
+            return {}
+        index[(page.source, page.page)] = k
+    out: dict[Place, list[HandCell]] = {}
+    for cell in hand:
+        at = index.get((cell.source, cell.page))
+        if at is not None:
+            out.setdefault((at, cell.board), []).append(cell)
+    return out
+
+
+__all__ = ["TURNED_OFF", "Adaptation", "adapt_to_hand", "hand_by_place", "hand_samples", "read_again", "turns_changed",
+           "written_on_sure_boards"]

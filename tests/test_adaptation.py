@@ -1,0 +1,152 @@
+"""Learning the recorder's hand from the match (digitise.adaptation), through the real reader and solver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from digitise.adaptation import (
+    SURE_AT_ONCE,
+    TOO_FEW,
+    TURNED_OFF,
+    adapt_to_hand,
+    hand_by_place,
+    hand_samples,
+    read_again,
+    written_on_sure_boards,
+)
+from digitise.cli import cli
+from digitise.game.selfplay import SelfPlayOptions, play_match
+from digitise.notation.encode import board_place, encode_match
+from digitise.notation.readings import CellReading, certain_reading, paginate
+from digitise.solve import solve
+from digitise.vision.adapt import AdaptedHand
+from digitise.vision.cellnet import LastLayer
+from digitise.vision.cells import WholeCell
+from digitise.vision.read import HandCell
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def _pages(match: str, level: str) -> list[Path]:
+    return sorted(p for p in (SAMPLES / match / level).iterdir() if p.suffix in (".jpg", ".pdf"))
+
+
+def test_a_sure_board_says_what_its_move_writes_in_each_square() -> None:
+    """Certain readings of a self-played match: every move board is sure, and what it says is written there is
+    what the encoder wrote (point and off squares and the centre)."""
+    match = play_match(7, SelfPlayOptions(length=3))
+    boards = encode_match(match)
+    readings = paginate([certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(boards)])
+    result = solve(readings, players=match.players, length=match.length)
+    sure = written_on_sure_boards(result.report)
+    assert len(sure) >= 0.8 * len(boards)
+    for k, board in enumerate(boards):
+        place = board_place(k)
+        if place in sure:
+            written = {n: tuple(sorted(d)) for n, d in board.marks.cells.items() if not n.endswith("res")}
+            assert {n: tuple(sorted(d)) for n, d in sure[place].items()} == written, place
+
+
+def _whole(value: int) -> WholeCell:
+    return WholeCell(np.zeros(33), (np.array([float(value)]),))
+
+
+def test_only_squares_whose_writing_the_reader_listed_teach() -> None:
+    readings = paginate([certain_reading(1, encode_match(play_match(3, SelfPlayOptions(length=1)))[0].marks)])
+    board = readings.pages[0].boards[0]
+    empty = next(n for n in ("W3", "W4", "W5", "B3") if n not in board.cells)
+    name = next(n for n in sorted(board.cells) if n != "centre" and not n.endswith("res"))
+    hand = {(1, 1): [HandCell("p", 1, 1, name, _whole(1)), HandCell("p", 1, 1, empty, _whole(2)),
+                     HandCell("p", 1, 1, "centre", _whole(3))]}
+    written = tuple(sorted(board.cells[name][0].digits))
+    samples = hand_samples(readings, hand, {(1, 1): {name: written}})
+    # The written square, and the one read surely empty where nothing is written; never the centre.
+    assert sorted(s.digits for s in samples) == sorted([written, ()])
+    # A square the rules fill with what the reader never listed teaches nothing.
+    assert [s.digits for s in hand_samples(readings, hand, {(1, 1): {name: written, empty: (6, 6)}})] == [written]
+
+
+def test_read_again_replaces_the_squares_of_the_boards_asked_and_drops_those_now_surely_empty() -> None:
+    marks = encode_match(play_match(3, SelfPlayOptions(length=1)))[0].marks
+    readings = paginate([certain_reading(1, marks), certain_reading(2, marks)])
+    name = min(readings.pages[0].boards[0].cells)
+
+    class Empty(AdaptedHand):
+        def read_again(self, whole: WholeCell, top: int = 5) -> tuple[CellReading, ...]:
+            return (CellReading((), 1.0),)
+
+    hand = {(1, 1): [HandCell("p", 1, 1, name, _whole(1))], (1, 2): [HandCell("p", 1, 2, name, _whole(1))]}
+    layer = LastLayer(np.zeros((33, 1)), np.zeros(33), 1.0)
+    again = read_again(readings, hand, Empty((layer,), (layer.weight,), (layer.bias,), 1), {(1, 2)})
+    assert name in again.pages[0].boards[0].cells
+    assert name not in again.pages[0].boards[1].cells
+
+
+def test_hand_cells_are_found_by_their_pages_file_and_number() -> None:
+    from digitise.notation.readings import PageReading
+
+    pages = [PageReading("b.pdf", 2, ()), PageReading("a.png", 1, ()), PageReading("b.pdf", 1, ())]
+    cells = [HandCell("b.pdf", 1, 4, "W6", _whole(1)), HandCell("a.png", 1, 2, "B3", _whole(1))]
+    assert {k: [c.name for c in v] for k, v in hand_by_place(pages, cells).items()} == {(3, 4): ["W6"], (2, 2): ["B3"]}
+    # Two pages with one name: nothing tells them apart, so nothing is adapted.
+    assert hand_by_place([*pages, PageReading("a.png", 1, ())], cells) == {}
+
+
+def test_a_match_read_surely_at_once_is_not_adapted() -> None:
+    match = play_match(7, SelfPlayOptions(length=1))
+    readings = paginate([certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))])
+    first = solve(readings, players=match.players, length=match.length)
+    assert first.flagged == 0
+    layer = LastLayer(np.zeros((33, 1)), np.zeros(33), 1.0)
+    result, kept, adaptation = adapt_to_hand(readings, {}, first, lambda r: pytest.fail("solved again"), (layer,))
+    assert (result, kept, adaptation.skipped) == (first, readings, SURE_AT_ONCE)
+
+
+# --- through the command line, on the samples' real pictures -----------------------------------------
+
+
+def _scan(tmp_path: Path, pages: list[Path], *extra: str) -> tuple[int, bytes, dict[str, object]]:
+    mat, report = tmp_path / "m.mat", tmp_path / "m.report.json"
+    done = CliRunner().invoke(cli, ["scan", *map(str, pages), "-o", str(mat), "--report", str(report), "--force",
+                                    *extra])
+    assert done.exit_code in (0, 1), done.output
+    return done.exit_code, mat.read_bytes(), json.loads(report.read_text(encoding="utf-8"))
+
+
+def test_scan_learns_the_hand_says_so_and_gives_the_same_bytes_again(tmp_path: Path) -> None:
+    pages = _pages("alice-bruno", "light")
+    _, mat, report = _scan(tmp_path / "a", pages)
+    adaptation = report["adaptation"]
+    assert isinstance(adaptation, dict)
+    assert adaptation["skipped"] is None and adaptation["learned_from"] >= 40 and adaptation["rounds"] >= 1
+    assert adaptation["boards_read_again"] > 0 and adaptation["flagged_before"] >= adaptation["flagged_after"] > 0
+    _, mat_again, _ = _scan(tmp_path / "b", pages)
+    assert mat_again == mat
+    # The readings kept for the review are the adapted ones the match was solved from, the same bytes again.
+    kept = [(tmp_path / run / "m.report.readings.json").read_bytes() for run in ("a", "b")]
+    assert kept[0] == kept[1]
+    _scan(tmp_path / "c", pages, "--no-adapt")
+    assert (tmp_path / "c" / "m.report.readings.json").read_bytes() != kept[0]
+
+
+def test_no_adapt_reads_with_the_shipped_reader_alone(tmp_path: Path) -> None:
+    _, _, report = _scan(tmp_path, _pages("alice-bruno", "light"), "--no-adapt")
+    assert report["adaptation"] == {"learned_from": 0, "boards_read_again": 0, "turns_changed": 0,
+                                    "flagged_before": report["summary"]["flagged"],  # type: ignore[index]
+                                    "flagged_after": report["summary"]["flagged"],  # type: ignore[index]
+                                    "rounds": 0, "skipped": TURNED_OFF}
+
+
+def test_a_page_or_two_is_too_little_to_learn_from_and_the_shipped_reader_is_kept(tmp_path: Path) -> None:
+    pages = _pages("alice-bruno", "medium")[:1]
+    code, mat, report = _scan(tmp_path / "a", pages)
+    adaptation = report["adaptation"]
+    assert isinstance(adaptation, dict) and adaptation["rounds"] == 0
+    assert str(adaptation["skipped"]).startswith(TOO_FEW.split("(")[0]) or adaptation["skipped"] == SURE_AT_ONCE
+    assert (code, mat) == _scan(tmp_path / "b", pages, "--no-adapt")[:2]
