@@ -536,12 +536,15 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 @click.option("--mnist", type=PATH,
               help="Folder of MNIST's idx files (scripts/fetch-mnist): its digits unlike any of --glyphs' "
                    "are trained on too.")
+@click.option("--hands", multiple=True,
+              help="--cellnet: a hand source (.npz of x and y, as in ../shared/data/hands; files read as one joined "
+                   "by commas) whose digits are written into the training pages too; give it once a source.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
 @_reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
           cache: Path | None, augment: bool, elastic: float, second: bool, font_hand: bool, mnist: Path | None,
-          force: bool) -> None:
+          hands: tuple[str, ...], force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
@@ -552,7 +555,8 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    centre_epochs=centre_epochs, seed=seed, jobs=jobs, cache=cache,
                                                    kinds=(only,) if only else ("point", "centre"),
                                                    augment=augment, elastic=elastic, second=second,
-                                                   font_hand=font_hand, mnist=mnist, overwrite=force),
+                                                   font_hand=font_hand, mnist=mnist, overwrite=force,
+                                                   hands=tuple(tuple(Path(p) for p in h.split(",")) for h in hands)),
                                     progress=_say)
         for kind, figures in net_report.figures.items():
             val = figures["validation"]

@@ -66,6 +66,8 @@ from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
 from digitise.training.celldata import LEVEL_NAMES, CellSamples, generate
 from digitise.training.features import with_features
+from digitise.training.hands import PER_DIGIT as HAND_PER_DIGIT
+from digitise.training.hands import write_hand_glyphs
 from digitise.training.mnist import TENTH as MNIST_TENTH
 from digitise.training.mnist import mnist_files, mnist_training_glyphs
 from digitise.vision.cellnet import (
@@ -140,6 +142,9 @@ class CellNetOptions:
     #: Folder of MNIST's idx files: its digits unlike any of the glyph source's are added to the TRAIN
     #: glyphs (:func:`digitise.training.mnist.mnist_training_glyphs`: 4,320 fit glyphs a digit, not 360).
     mnist: Path | None = None
+    #: Hand sources (:mod:`digitise.sheet.hands`; each a file, or files read as one) whose digits are written
+    #: into the training pages beside the glyph source's (:func:`digitise.training.hands.write_hand_glyphs`).
+    hands: tuple[tuple[Path, ...], ...] = ()
     overwrite: bool = False
 
 
@@ -206,7 +211,8 @@ def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
         # Cells drawn by another version of the handwriting are other cells: never read as these.
         # Cells written with the font hand too are other cells (and before this, a cache of cells drawn with
         # other --glyphs would have been read as these: the glyph source is the user's to keep apart).
-        hand = "_fonthand" if options.font_hand else "_mnist" if options.mnist else ""
+        hand = "_fonthand" if options.font_hand else "_mnist" if options.mnist else \
+            "_hands-" + "-".join(group[0].stem for group in options.hands) if options.hands else ""
         cached = ({kind: options.cache / f"{name}{hand}_{kind}.ink{HANDWRITING_VERSION}.npz"
                    for kind in ("point", "centre")} if options.cache else {})
         if cached and all(p.is_file() for p in cached.values()):
@@ -479,8 +485,9 @@ class _Exported:
 
 def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | None = None) -> CellNetReport:
     """Generate the cells, train both models, calibrate, export to ONNX beside their metadata JSON."""
-    if options.font_hand and options.mnist:
-        raise InputError("the font hand and MNIST's files are two ways to train, one at a time", options.mnist)
+    if sum(map(bool, (options.font_hand, options.mnist, options.hands))) > 1:
+        raise InputError("the font hand, MNIST's files and hand sources are ways to train, one at a time",
+                         options.mnist)
     if options.mnist:
         mnist_files(options.mnist)  # a wrong folder is told before the hours of work, and before -o is made
     torch = require_torch()
@@ -504,6 +511,9 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
         elif options.mnist:
             data = _samples(replace(options, glyphs=mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
                                                                           options.glyphs)))
+        elif options.hands:
+            data = _samples(replace(options, glyphs=write_hand_glyphs(Path(scratch) / "glyphs", options.hands,
+                                                                      options.glyphs)))
         else:
             data = _samples(options)
     figures: dict[str, Any] = {}
@@ -549,8 +559,11 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
                    if options.font_hand else "")
                 + (f" and MNIST's digits unlike any of its, {MNIST_TENTH * 10} a digit in all"
                    if options.mnist else "")
+                + (f" and up to {HAND_PER_DIGIT} digits a digit of each hand: "
+                   + ", ".join("+".join(p.name for p in group) for group in options.hands) if options.hands else "")
                 + ": first 90 % trains, last 10 % writes the validation matches",
                 "font_hand": options.font_hand,
+                "hands": ["+".join(p.name for p in group) for group in options.hands],
                 "mnist": options.mnist is not None,
                 "matches": options.matches, "centre_matches": options.centre_matches,
                 "multi_matches": options.multi_matches,
