@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,6 +74,18 @@ def bench_match(index: int, seed_start: int = SEED_START) -> tuple[str, MatchRec
     return f"m{seed}", play_match(seed, options)
 
 
+def default_match_glyphs(index: int, seed_start: int) -> dict[int, list[np.ndarray]]:
+    """The benchmark's glyphs for every match: the held-out ``GlyphSubset.TEST`` digits, one bank for all."""
+    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
+
+    return load_digit_glyphs(None, GlyphSubset.TEST)
+
+
+#: The glyphs the index-th match is written with, ``(index, seed_start) -> digit -> glyphs``. A benchmark
+#: of other hands sets its own before :func:`render` (the workers are forked: they inherit it).
+match_glyphs = default_match_glyphs
+
+
 def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) -> tuple[str, int]:
     """Render one match into ``folder/<name>/`` (pages only) and ``folder/../truth/<name>.mat``.
 
@@ -78,7 +93,6 @@ def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) ->
     """
     index, seed_start, level, folder, dpi, fmt, real = args
     from digitise.notation.template import load_template
-    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
     from digitise.sheet.handwriting import GlyphBank
     from digitise.sheet.synth import encode_image, render_match_pages
 
@@ -94,7 +108,7 @@ def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) ->
     truth.write_text(format_mat(match), encoding="utf-8")
     # Render the match as read back, so the truth files' action indices are the .mat's.
     match = read_mat_strict(truth)
-    bank = GlyphBank(load_digit_glyphs(None, GlyphSubset.TEST))
+    bank = GlyphBank(match_glyphs(index, seed_start))
     pages = render_match_pages(match, template=load_template("a4"), seed=(seed_start + index) * 10 + LEVEL_SEED[level],
                                degrade=level, glyphs=bank, name=name, dpi=dpi)
     staging = out.with_name(f".{name}.tmp")
@@ -128,10 +142,12 @@ def render(indices: Sequence[int], seed_start: int, level: str, folder: Path, dp
         return dict(pool.map(_render_one, tasks))
 
 
-def run_batch(input_dir: Path, output_dir: Path, jobs: int, cpus: str | None) -> tuple[float, int, str]:
-    """``digitise batch`` (the real CLI), timed; (seconds, exit code, stderr)."""
+def run_batch(input_dir: Path, output_dir: Path, jobs: int, cpus: str | None,
+              extra: Sequence[str] = ()) -> tuple[float, int, str]:
+    """``digitise batch`` (the real CLI) with the options ``extra`` too, timed; (seconds, exit code, stderr)."""
     shutil.rmtree(output_dir, ignore_errors=True)
-    command = [sys.executable, "-m", "digitise.cli", "batch", str(input_dir), "-o", str(output_dir), "--jobs", str(jobs)]
+    command = [sys.executable, "-m", "digitise.cli", "batch", str(input_dir), "-o", str(output_dir), "--jobs", str(jobs),
+               *extra]
     if cpus is not None and shutil.which("taskset"):
         command = ["taskset", "-c", cpus, *command]
     start = time.perf_counter()
@@ -380,7 +396,8 @@ def reap_orphans() -> None:
             return
 
 
-def speed(indices: Sequence[int], seed_start: int, work: Path, jobs: int) -> list[tuple[str, int, float, float, float]]:
+def speed(indices: Sequence[int], seed_start: int, work: Path, jobs: int,
+          extra: Sequence[str] = ()) -> list[tuple[str, int, float, float, float]]:
     """Pages/s of ``digitise batch`` at 1 job on core 0 and 2 jobs on cores 0-1, 300-dpi PNG medium pages."""
     folder = work / "speed" / "pages"
     pages = render(indices, seed_start, "medium", folder, 300, "png", jobs)
@@ -390,7 +407,7 @@ def speed(indices: Sequence[int], seed_start: int, work: Path, jobs: int) -> lis
     for n, cpus in ((1, "0"), (2, "0,1")):
         reap_orphans()
         cpu0 = children_cpu()
-        seconds, code, stderr = run_batch(folder, work / "speed" / f"out-{n}", n, cpus)
+        seconds, code, stderr = run_batch(folder, work / "speed" / f"out-{n}", n, cpus, extra)
         reap_orphans()
         cpu = children_cpu() - cpu0
         if code not in (0, 1):
@@ -411,11 +428,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-accuracy", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--reuse", action="store_true", help="analyse the last batch output again, do not rerun it")
+    parser.add_argument("--batch-args", default="", metavar="ARGS",
+                        help='more options for every "digitise batch" run, one string (--batch-args=--no-adapt)')
     parser.add_argument("--real", action="store_true",
                         help="render the real (human) matches of ../shared/data/matches instead of self-played ones "
                              "(the solver's prior was weighed on them: a figure for human play, not a held-out one)")
     args = parser.parse_args(argv)
     work: Path = args.work
+    extra = shlex.split(args.batch_args)
     real = real_matches()[:args.matches] if args.real else []
     if args.real and not real:
         parser.error("--real: no matches in ../shared/data/matches")
@@ -433,14 +453,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.reuse and (out_dir / "summary.json").exists() and timing.exists():
                 seconds, code = float(timing.read_text()), -1
             else:
-                seconds, code, _ = run_batch(render_dir, out_dir, args.jobs, None)
+                seconds, code, _ = run_batch(render_dir, out_dir, args.jobs, None, extra)
                 timing.write_text(f"{seconds:.3f}\n")
             print(f"{level}: batch exit {code} in {seconds:.0f} s", file=sys.stderr)
             all_figures.append(analyse_level(level, render_dir, work / level / "out", seconds, pages,
                                              not args.no_gnubg))
         print_accuracy(all_figures)
     if not args.skip_speed:
-        rows = speed(list(range(args.speed_matches)), args.seed_start + 500, work, args.jobs)
+        rows = speed(list(range(args.speed_matches)), args.seed_start + 500, work, args.jobs, extra)
         print(f"\n{describe_host()}")
         print("\n| run (300-dpi PNG, medium) | pages | wall s | pages/s | CPU s | pages per CPU-second |")
         print("|---|---|---|---|---|---|")
