@@ -10,7 +10,9 @@ The step between the first solve and writing the match (``scan`` and
    (:func:`digitise.vision.adapt.learn_hand`);
 3. the squares of every other board are read again with them, and the match
    is solved again; a second round learns from the turns now sure, and
-   stops early when the readings no longer change.
+   stops early when the readings no longer change;
+4. the adapted solve is kept unless it flags more turns than the first (a
+   hand that is not one writer's): then the first is, and the report says so.
 
 Boards the first solve was sure of keep their readings, so a match read
 surely at once comes out unchanged (it is not adapted at all).
@@ -41,6 +43,8 @@ EMPTY_SURE = 0.999
 SURE_AT_ONCE = "every turn was sure at the first reading"
 NO_FEATURES = "the reader's models keep no features to adapt"
 TURNED_OFF = "turned off (--no-adapt)"
+FLAGGED_MORE = ("read with the hand learned, {after} turns would be flagged against {before}: the first reading is "
+                "kept")
 TOO_FEW = "too few squares of sure turns to learn the hand from ({samples}; {least} needed)"
 
 Place = tuple[int, int]
@@ -201,6 +205,10 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         if again == current:
             break
         result, current, learned, rounds = solve_again(again), again, adapted.samples, rounds + 1
+    if result.flagged > flagged:
+        # Not this writer's hand after all (a second writer, writing crossed out and rewritten): the first reading.
+        why = FLAGGED_MORE.format(after=result.flagged, before=flagged)
+        return first, readings, Adaptation(learned, len(unsure), 0, flagged, flagged, rounds, skipped=why)
     return result, current, Adaptation(learned, len(unsure), turns_changed(first.report, result.report),
                                        flagged, result.flagged, rounds)
 

@@ -150,3 +150,34 @@ def test_a_page_or_two_is_too_little_to_learn_from_and_the_shipped_reader_is_kep
     assert isinstance(adaptation, dict) and adaptation["rounds"] == 0
     assert str(adaptation["skipped"]).startswith(TOO_FEW.split("(")[0]) or adaptation["skipped"] == SURE_AT_ONCE
     assert (code, mat) == _scan(tmp_path / "b", pages, "--no-adapt")[:2]
+
+
+def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> None:
+    """A second writer, or writing crossed out and rewritten: what was learned does not fit the rest, and the
+    adapted solve flags more. The first solve is kept, and the report says why."""
+    from dataclasses import replace
+
+    from digitise.adaptation import FLAGGED_MORE
+    from digitise.notation.noise import noisy_readings
+    from digitise.solve import SolveResult
+
+    match = play_match(11, SelfPlayOptions(length=3))
+    boards = encode_match(match)
+    readings = paginate(noisy_readings([b.marks for b in boards], 11))
+    first = solve(readings, players=match.players, length=match.length)
+    assert first.flagged > 0
+    rng = np.random.default_rng(0)
+    hand = {(p.page, b.index): [HandCell("p", p.page, b.index, name, WholeCell(np.zeros(33), (rng.random(4),)))
+                                for name in b.cells if name != "centre" and not name.endswith("res")]
+            for p in readings.pages for b in p.boards}
+    layer = LastLayer(rng.normal(0, 1, (33, 4)), np.zeros(33), 1.0)
+
+    def worse(again: object) -> SolveResult:
+        report = {**first.report, "summary": {**first.report["summary"], "flagged": first.flagged + 3}}
+        return replace(first, report=report)
+
+    result, kept, adaptation = adapt_to_hand(readings, hand, first, worse, (layer,))
+    assert result is first and kept is readings
+    assert adaptation.rounds >= 1 and adaptation.learned_from >= 40
+    assert adaptation.skipped == FLAGGED_MORE.format(after=first.flagged + 3, before=first.flagged)
+    assert (adaptation.flagged_before, adaptation.flagged_after, adaptation.turns_changed) == (first.flagged,) * 2 + (0,)
