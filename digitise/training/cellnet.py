@@ -248,6 +248,9 @@ def _load(path: Path) -> CellSamples:
 
 
 def _concat(a: CellSamples, b: CellSamples) -> CellSamples:
+    # A part with no cell of a kind (one centre-only match has no point square) has no shape to join on.
+    if len(a.inputs) == 0 or len(b.inputs) == 0:
+        return b if len(a.inputs) == 0 else a
     return CellSamples(*(np.concatenate([x, y]) for x, y in
                          ((a.inputs, b.inputs), (a.counts, b.counts), (a.marks, b.marks), (a.levels, b.levels))))
 
