@@ -75,12 +75,15 @@ class Adaptation:
                 "flagged_after": self.flagged_after, "rounds": self.rounds, "skipped": self.skipped}
 
 
-def written_on_sure_boards(report: Mapping[str, object], bar: float = LEARN_SURE,
-                           resting_bar: float = RESTING_SURE) -> dict[Place, dict[str, tuple[int, ...]]]:
+def written_on_sure_boards(report: Mapping[str, object], bar: float | None = None,
+                           resting_bar: float | None = None) -> dict[Place, dict[str, tuple[int, ...]]]:
     """For each board whose only turn is a sure move: what the move writes in each square (NOTATION.md).
 
-    A turn resting on an earlier flagged board must be sure by ``resting_bar``: its position may be wrong,
-    but the squares its own marks fill that surely are seldom."""
+    Sure is by ``bar`` (:data:`LEARN_SURE`); a turn resting on an earlier flagged board must be sure by
+    ``resting_bar`` (:data:`RESTING_SURE`): its position may be wrong, but the squares its own marks fill
+    that surely are seldom."""
+    bar = LEARN_SURE if bar is None else bar
+    resting_bar = RESTING_SURE if resting_bar is None else resting_bar
     by_board: dict[Place, list[Mapping[str, object]]] = {}
     for (page, board, _), turn in turns_by_board(report):
         by_board.setdefault((page, board), []).append(turn)
