@@ -55,6 +55,8 @@ def apply_settings(settings: Sequence[str]) -> None:
             # COMBINATION=0.7 sets the first field (a Combination's weight).
             first = next(iter(old.__dataclass_fields__))
             setattr(module, name, replace(old, **{first: type(getattr(old, first))(value)}))
+        elif isinstance(old, bool):
+            setattr(module, name, value.lower() in ("1", "true", "yes"))
         else:
             setattr(module, name, type(old)(value))
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
 from digitise.solve import SolveResult
 from digitise.solve.reviewed import corrected_cells, turns_by_board
-from digitise.vision.adapt import AdaptedHand, HandSample, learn_hand
+from digitise.vision.adapt import MIN_SAMPLES, AdaptedHand, HandSample, learn_hand
 from digitise.vision.cellnet import LastLayer
 from digitise.vision.read import HandCell
 
@@ -36,6 +36,8 @@ LEARN_SURE = 0.99
 RESTING_SURE = 0.999
 #: Rounds of learning and solving again at most.
 ROUNDS = 2
+#: Stop after a round whose solve decided every turn as the one before it did.
+SETTLED = True
 #: A square read empty at least this surely is left out of the readings, as the reader leaves it out.
 EMPTY_SURE = 0.999
 
@@ -198,8 +200,6 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         adapted = learn_hand(samples, heads)
         if adapted is None:
             if rounds == 0:
-                from digitise.vision.adapt import MIN_SAMPLES
-
                 why = TOO_FEW.format(samples=len(samples), least=MIN_SAMPLES)
                 return first, readings, Adaptation(len(samples), flagged_before=flagged, flagged_after=flagged,
                                                    skipped=why)
@@ -207,7 +207,9 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         again = read_again(readings, hand, adapted, unsure)
         if again == current:
             break
-        result, current, learned, rounds = solve_again(again), again, adapted.samples, rounds + 1
+        before, result, current, learned, rounds = result, solve_again(again), again, adapted.samples, rounds + 1
+        if SETTLED and not turns_changed(before.report, result.report):
+            break
     if result.flagged > flagged:
         # Not this writer's hand after all (a second writer, writing crossed out and rewritten): the first reading.
         why = FLAGGED_MORE.format(after=result.flagged, before=flagged)
