@@ -11,8 +11,10 @@ The step between the first solve and writing the match (``scan`` and
 3. the squares of every other board are read again with them, and the match
    is solved again; a second round learns from the turns now sure, and
    stops early when the readings no longer change;
-4. the adapted solve is kept unless it flags more turns than the first (a
-   hand that is not one writer's): then the first is, and the report says so.
+4. a round whose solve decides any of the sure turns it learned from
+   otherwise is not kept (what it learned contradicts its teacher), and the
+   adapted solve is kept only when it flags no more turns than the first (a
+   hand that is not one writer's): else the first is, and the report says so.
 
 Boards the first solve was sure of keep their readings, so a match read
 surely at once comes out unchanged (it is not adapted at all).
@@ -36,6 +38,8 @@ LEARN_SURE = 0.99
 RESTING_SURE = 0.999
 #: Rounds of learning and solving again at most.
 ROUNDS = 2
+#: Keep no round whose solve decides a turn it learned from otherwise.
+KEEP_SURE = True
 #: Stop after a round whose solve decided every turn as the one before it did.
 SETTLED = True
 #: A square read empty at least this surely is left out of the readings, as the reader leaves it out.
@@ -45,6 +49,8 @@ EMPTY_SURE = 0.999
 SURE_AT_ONCE = "every turn was sure at the first reading"
 NO_FEATURES = "the reader's models keep no features to adapt"
 TURNED_OFF = "turned off (--no-adapt)"
+CONTRADICTED = ("read with the hand learned, {turns} of the sure turns it learned from would be decided otherwise: "
+                "the first reading is kept")
 FLAGGED_MORE = ("read with the hand learned, {after} turns would be flagged against {before}: the first reading is "
                 "kept")
 TOO_FEW = "too few squares of sure turns to learn the hand from ({samples}; {least} needed)"
@@ -172,6 +178,11 @@ def _decisions(report: Mapping[str, object]) -> dict[tuple[int, int, int], tuple
             for key, turn in turns_by_board(report)}
 
 
+def _decisions_at(report: Mapping[str, object], places: set[Place]) -> dict[tuple[int, int, int], tuple[object, ...]]:
+    """The decisions of ``report``'s turns on the boards at ``places``."""
+    return {key: decision for key, decision in _decisions(report).items() if key[:2] in places}
+
+
 def turns_changed(before: Mapping[str, object], after: Mapping[str, object]) -> int:
     """Turns whose decision differs between two reports (a turn in one only counts too)."""
     a, b = _decisions(before), _decisions(after)
@@ -195,6 +206,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
     if not flagged:
         return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=SURE_AT_ONCE)
     result, current, learned, rounds = first, readings, 0, 0
+    kept = _decisions_at(first.report, set(sure))
     for _ in range(ROUNDS):
         samples = hand_samples(readings, hand, written_on_sure_boards(result.report))
         adapted = learn_hand(samples, heads)
@@ -207,7 +219,16 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         again = read_again(readings, hand, adapted, unsure)
         if again == current:
             break
-        before, result, current, learned, rounds = result, solve_again(again), again, adapted.samples, rounds + 1
+        solved = solve_again(again)
+        if KEEP_SURE and _decisions_at(solved.report, set(sure)) != kept:
+            # The hand learned from the sure turns now decides one of them otherwise: it contradicts what it
+            # learned from, so the round before is kept.
+            changed = sum(1 for k, v in _decisions_at(solved.report, set(sure)).items() if kept.get(k) != v)
+            if rounds == 0:
+                why = CONTRADICTED.format(turns=changed)
+                return first, readings, Adaptation(adapted.samples, len(unsure), 0, flagged, flagged, 0, skipped=why)
+            break
+        before, result, current, learned, rounds = result, solved, again, adapted.samples, rounds + 1
         if SETTLED and not turns_changed(before.report, result.report):
             break
     if result.flagged > flagged:

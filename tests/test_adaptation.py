@@ -181,3 +181,34 @@ def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> 
     assert adaptation.rounds >= 1 and adaptation.learned_from >= 40
     assert adaptation.skipped == FLAGGED_MORE.format(after=first.flagged + 3, before=first.flagged)
     assert (adaptation.flagged_before, adaptation.flagged_after, adaptation.turns_changed) == (first.flagged,) * 2 + (0,)
+
+
+def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> None:
+    """What was learned contradicts its teacher: the solve with it plays a sure turn differently. The first
+    solve is kept, and the report says how many sure turns it would have changed."""
+    import copy
+    from dataclasses import replace
+
+    from digitise.adaptation import CONTRADICTED
+    from digitise.notation.noise import noisy_readings
+    from digitise.solve import SolveResult
+
+    match = play_match(11, SelfPlayOptions(length=3))
+    readings = paginate(noisy_readings([b.marks for b in encode_match(match)], 11))
+    first = solve(readings, players=match.players, length=match.length)
+    sure = written_on_sure_boards(first.report)
+    rng = np.random.default_rng(0)
+    hand = {(p.page, b.index): [HandCell("p", p.page, b.index, name, WholeCell(np.zeros(33), (rng.random(4),)))
+                                for name in b.cells if name != "centre" and not name.endswith("res")]
+            for p in readings.pages for b in p.boards}
+    layer = LastLayer(rng.normal(0, 1, (33, 4)), np.zeros(33), 1.0)
+
+    def contradicting(again: object) -> SolveResult:
+        report = copy.deepcopy(first.report)
+        turn = next(t for g in report["games"] for t in g["turns"] if (t["page"], t["board"]) in sure)
+        turn["move"] = "24/1"  # any other decision of a board it learned from
+        return replace(first, report=report)
+
+    result, kept, adaptation = adapt_to_hand(readings, hand, first, contradicting, (layer,))
+    assert result is first and kept is readings and adaptation.rounds == 0
+    assert adaptation.skipped == CONTRADICTED.format(turns=1)

@@ -26,6 +26,10 @@ from digitise.vision.cells import TOP_CANDIDATES, CellAnalysis, Combination, Who
 #: The pull towards the shipped last layer: the penalty on the squared change of its weights, per sample
 #: learned from is divided by the samples (a mean loss), so more samples move it further.
 PULL = 0.05
+#: The squares learned from at which the pull is PULL (it is PULL * PULL_SQUARES / n for n squares).
+PULL_SQUARES = 200
+#: Whether the last layer's biases are fine-tuned too.
+ADAPT_BIAS = False
 #: Fewer labelled squares than this teach nothing reliable: the shipped reader is kept.
 MIN_SAMPLES = 40
 #: L-BFGS iterations of the fine-tuning (it converges well within them on a match's few hundred squares).
@@ -114,19 +118,25 @@ def _fine_tune(head: LastLayer, features: np.ndarray, labels: np.ndarray, pull: 
     onehot = np.zeros((n, len(VALUES), MAX_COUNT + 1))
     onehot[np.arange(n)[:, None], np.arange(len(VALUES))[None, :], labels] = 1.0
 
+    # The pull is per square learned from: few squares move the layer less than many.
+    strength = pull * PULL_SQUARES / n
+    # The biases stay: they say how often each count is written, which a few sure turns tell badly.
+    free = np.concatenate([np.ones(_HEADS * width), np.full(_HEADS, 1.0 if ADAPT_BIAS else 0.0)])
+
     def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
+        x = x * free
         dw, db = x[:_HEADS * width].reshape(_HEADS, width), x[_HEADS * width:]
         z = ((features @ (w0 + dw).T + b0 + db) / t).reshape(n, len(VALUES), MAX_COUNT + 1)
         z -= z.max(axis=2, keepdims=True)
         logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
-        value = -float((onehot * logp).sum()) / n + 0.5 * pull * float(x @ x)
+        value = -float((onehot * logp).sum()) / n + 0.5 * strength * float(x @ x)
         g = ((np.exp(logp) - onehot) / (n * t)).reshape(n, _HEADS)
-        grad = np.concatenate([(g.T @ features).ravel(), g.sum(axis=0)]) + pull * x
+        grad = (np.concatenate([(g.T @ features).ravel(), g.sum(axis=0)]) + strength * x) * free
         return value, grad
 
     found = minimize(loss, np.zeros(_HEADS * width + _HEADS), jac=True, method="L-BFGS-B",
                      options={"maxiter": ITERATIONS})
-    x = np.asarray(found.x, np.float64)
+    x = np.asarray(found.x, np.float64) * free
     return w0 + x[:_HEADS * width].reshape(_HEADS, width), b0 + x[_HEADS * width:]
 
 
