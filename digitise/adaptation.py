@@ -220,10 +220,11 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         if again == current:
             break
         solved = solve_again(again)
-        if KEEP_SURE and _decisions_at(solved.report, set(sure)) != kept:
+        now = _decisions_at(solved.report, set(sure))
+        if KEEP_SURE and now != kept:
             # The hand learned from the sure turns now decides one of them otherwise: it contradicts what it
             # learned from, so the round before is kept.
-            changed = sum(1 for k, v in _decisions_at(solved.report, set(sure)).items() if kept.get(k) != v)
+            changed = sum(1 for k in set(now) | set(kept) if kept.get(k) != now.get(k))
             if rounds == 0:
                 why = CONTRADICTED.format(turns=changed)
                 return first, readings, Adaptation(adapted.samples, len(unsure), 0, flagged, flagged, 0, skipped=why)

@@ -13,6 +13,7 @@ from digitise.adaptation import (
     SURE_AT_ONCE,
     TOO_FEW,
     TURNED_OFF,
+    Place,
     adapt_to_hand,
     hand_by_place,
     hand_samples,
@@ -22,8 +23,8 @@ from digitise.adaptation import (
 from digitise.cli import cli
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.encode import board_place, encode_match
-from digitise.notation.readings import CellReading, certain_reading, paginate
-from digitise.solve import solve
+from digitise.notation.readings import CellReading, Readings, certain_reading, paginate
+from digitise.solve import SolveResult, solve
 from digitise.vision.adapt import AdaptedHand
 from digitise.vision.cellnet import LastLayer
 from digitise.vision.cells import WholeCell
@@ -152,25 +153,29 @@ def test_a_page_or_two_is_too_little_to_learn_from_and_the_shipped_reader_is_kep
     assert (code, mat) == _scan(tmp_path / "b", pages, "--no-adapt")[:2]
 
 
-def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> None:
-    """A second writer, or writing crossed out and rewritten: what was learned does not fit the rest, and the
-    adapted solve flags more. The first solve is kept, and the report says why."""
-    from dataclasses import replace
-
-    from digitise.adaptation import FLAGGED_MORE
+def _noisy_match_solved() -> tuple[Readings, SolveResult, dict[Place, list[HandCell]], LastLayer]:
+    """A self-played match read by the simulated reader, solved (some turns flagged), with a square of made-up
+    features for every point square and a last layer to fine-tune on them."""
     from digitise.notation.noise import noisy_readings
-    from digitise.solve import SolveResult
 
     match = play_match(11, SelfPlayOptions(length=3))
-    boards = encode_match(match)
-    readings = paginate(noisy_readings([b.marks for b in boards], 11))
+    readings = paginate(noisy_readings([b.marks for b in encode_match(match)], 11))
     first = solve(readings, players=match.players, length=match.length)
     assert first.flagged > 0
     rng = np.random.default_rng(0)
     hand = {(p.page, b.index): [HandCell("p", p.page, b.index, name, WholeCell(np.zeros(33), (rng.random(4),)))
                                 for name in b.cells if name != "centre" and not name.endswith("res")]
             for p in readings.pages for b in p.boards}
-    layer = LastLayer(rng.normal(0, 1, (33, 4)), np.zeros(33), 1.0)
+    return readings, first, hand, LastLayer(rng.normal(0, 1, (33, 4)), np.zeros(33), 1.0)
+
+
+def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> None:
+    """A second writer, or writing crossed out and rewritten: what was learned does not fit the rest, and the
+    adapted solve flags more. The first solve is kept, and the report says why."""
+    from dataclasses import replace
+
+    from digitise.adaptation import FLAGGED_MORE
+    readings, first, hand, layer = _noisy_match_solved()
 
     def worse(again: object) -> SolveResult:
         report = {**first.report, "summary": {**first.report["summary"], "flagged": first.flagged + 3}}
@@ -190,18 +195,8 @@ def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> 
     from dataclasses import replace
 
     from digitise.adaptation import CONTRADICTED
-    from digitise.notation.noise import noisy_readings
-    from digitise.solve import SolveResult
-
-    match = play_match(11, SelfPlayOptions(length=3))
-    readings = paginate(noisy_readings([b.marks for b in encode_match(match)], 11))
-    first = solve(readings, players=match.players, length=match.length)
+    readings, first, hand, layer = _noisy_match_solved()
     sure = written_on_sure_boards(first.report)
-    rng = np.random.default_rng(0)
-    hand = {(p.page, b.index): [HandCell("p", p.page, b.index, name, WholeCell(np.zeros(33), (rng.random(4),)))
-                                for name in b.cells if name != "centre" and not name.endswith("res")]
-            for p in readings.pages for b in p.boards}
-    layer = LastLayer(rng.normal(0, 1, (33, 4)), np.zeros(33), 1.0)
 
     def contradicting(again: object) -> SolveResult:
         report = copy.deepcopy(first.report)
