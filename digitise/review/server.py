@@ -100,10 +100,17 @@ class RequestError(Exception):
         self.message = message
 
 
+#: The listen backlog: a page's requests, several tabs' and a script's corrections sent at once all queue.
+LISTEN_BACKLOG = 128
+
+
 class ReviewServer(ThreadingHTTPServer):
     """An HTTP server bound to one :class:`ReviewSession`, or to a :class:`ReviewFolder` of them."""
 
     daemon_threads = True
+    #: Connections the kernel queues while the server is busy (socketserver's 5 lost corrections sent at once;
+    #: the kernel caps it at its own somaxconn).
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, reviewed: ReviewSession | ReviewFolder, host: str = "127.0.0.1", port: int = 0) -> None:
         self.session = reviewed if isinstance(reviewed, ReviewSession) else None
@@ -189,7 +196,11 @@ class ReviewHandler(BaseHTTPRequestHandler):
         own names are this server; every other name is refused, whatever
         address the server is bound to (127.0.0.2 and 0.0.0.0 were not checked).
         """
-        host = (self.headers.get("Host") or "").strip()
+        given = self.headers.get_all("Host") or []
+        if len(given) > 1:
+            # Which one names the server is the question a proxy in front may have answered otherwise (RFC 9112).
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"{len(given)} Host headers in one request: send one")
+        host = (given[0] if given else "").strip()
         found = _HOST.fullmatch(host)
         name = (found.group("v6") or found.group("name")) if found else None
         if name is None or not (_is_address(name) or name.lower().rstrip(".") in _own_names()):

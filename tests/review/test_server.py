@@ -541,3 +541,68 @@ def test_the_export_keeps_a_names_own_letters(solved_sample: tuple[Path, str]) -
     disposition = headers["Content-Disposition"]
     assert 'filename="Zo_ v _.mat"' in disposition
     assert unquote(disposition.split("filename*=UTF-8''")[1]) == "Zoë v 李.mat"
+
+
+def test_a_request_with_two_host_headers_is_refused(review_server: ReviewServer) -> None:
+    """Two Host headers were answered with the first one's server (a proxy may have read the other): 400, as
+    RFC 9112 asks, whichever of them names this server."""
+    import socket
+
+    host, port = review_server.server_address[:2]
+    for second in ("evil.example", f"127.0.0.1:{port}"):
+        with socket.create_connection((str(host), int(port)), timeout=10) as client:
+            client.sendall(f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: {second}\r\n"
+                           "Connection: close\r\n\r\n".encode())
+            answer = b""
+            while chunk := client.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.0 400") or head.startswith(b"HTTP/1.1 400"), head
+        assert "Host" in json.loads(body)["error"]
+
+
+def test_twenty_corrections_sent_at_once_each_get_an_answer(sample_report: Path) -> None:
+    """20 correction POSTs at once, met by a server busy elsewhere: with the standard library's listen backlog
+    of 5, only 6 were taken in and the others waited on the kernel's retries (a probe's clients saw 1-6 of them
+    reset, their corrections lost). All 20 are taken in at once now and each is answered: the first applied,
+    the others 409 as the match moved on under them."""
+    import socket
+
+    from digitise.review.session import ReviewSession
+
+    session = ReviewSession(sample_report, resolve=False)
+    body = json.dumps({"page": 1, "board": 2, "action": "move", "dice": [5, 2], "move": "8/3 6/4",
+                       "revision": session.state()["revision"]}).encode()
+    request_bytes = (b"POST /api/correct HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\n" + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    server = ReviewServer(session, "127.0.0.1", 0)
+    clients: list[socket.socket] = []
+    lost: list[str] = []
+    serving = False
+    try:
+        host, port = server.server_address[:2]
+        # Not serving yet: the connections wait in the listen queue. Half a second is well below the kernel's
+        # first retry of a connection it had no room for (1 s): one that does not get in at once is not queued.
+        for number in range(20):
+            try:
+                clients.append(socket.create_connection((str(host), int(port)), timeout=0.5))
+                clients[-1].sendall(request_bytes)
+            except OSError as exc:
+                lost.append(f"connection {number + 1}: {type(exc).__name__}")
+        assert not lost, lost
+        server.start_in_thread()
+        serving = True
+        statuses = []
+        for client in clients:
+            client.settimeout(30)
+            answer = b""
+            while chunk := client.recv(65536):
+                answer += chunk
+            statuses.append(answer.split(b" ", 2)[1] if answer.startswith(b"HTTP/") else answer)
+    finally:
+        for client in clients:
+            client.close()
+        if serving:
+            server.shutdown()
+        server.server_close()
+    assert statuses.count(b"200") == 1 and statuses.count(b"409") == 19, statuses
