@@ -244,14 +244,53 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+class _LongNumber(ValueError):
+    """A whole number too long for any field of ours (and for Python's int(), past 4300 digits)."""
+
+
+#: The most digits a whole number in a JSON input may have: Python's own limit for int() (no field of ours
+#: comes near it), checked here so that a longer one is said in our words.
+MAX_NUMBER_DIGITS = 4300
+_LONG_NUMBER = re.compile(r"-?[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+
+
+def _whole_number(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise _LongNumber(digits)
+    return int(digits)
+
+
+def long_number_said(text: str) -> str:
+    """Where in the JSON ``text`` a whole number too long to be any of ours is, and how long, in words."""
+    found = _LONG_NUMBER.search(text)
+    if found is None:
+        return f"a number of more than {MAX_NUMBER_DIGITS} digits"
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+    digits = len(found.group().lstrip("-"))
+    return f"a number {digits:,} digits long at line {line} column {column} (none may be over {MAX_NUMBER_DIGITS:,})"
+
+
+def json_document(text: str) -> Any:
+    """``json.loads`` of ``text``; a whole number longer than :data:`MAX_NUMBER_DIGITS` is a :class:`ValueError`
+    saying so in digitise's words (:func:`long_number_said`), not Python's advice to raise its own limit."""
+    try:
+        return json.loads(text, parse_int=_whole_number)
+    except _LongNumber:
+        raise ValueError(long_number_said(text)) from None
+
+
 def parse_json(text: str, source: str | Path | None, what: str, error: type[InputError] = InputError) -> Any:
     """The JSON document ``text`` (from ``source``), or ``error`` saying where it stops being JSON.
 
     A key given twice in one object is an error too: a hand-edited corrections
-    file with two entries for one board would otherwise lose one unseen.
+    file with two entries for one board would otherwise lose one unseen. So is
+    a whole number too long to be any of ours (:data:`MAX_NUMBER_DIGITS`).
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_whole_number)
+    except _LongNumber as exc:
+        raise error(f"not {what}: {long_number_said(text)}", source) from exc
     except _RepeatedKey as exc:
         key = str(exc.args[0])
         raise error(f"not {what}: the key {key[:40]!r} is given twice in one object (which one is meant?)",
@@ -260,7 +299,7 @@ def parse_json(text: str, source: str | Path | None, what: str, error: type[Inpu
         raise error(f"not JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:
         raise error(f"not {what}: nested too deeply", source) from exc
-    except ValueError as exc:  # a number too long for Python to read
+    except ValueError as exc:  # pragma: no cover - json raises no other ValueError on a str
         raise error(f"not {what}: {exc}", source) from exc
 
 

@@ -1397,3 +1397,19 @@ def test_scan_on_a_terminal_shows_its_pages_read_then_only_the_summary_or_the_er
     assert text.replace("\r\n", "\n").split("\r")[-1].strip().startswith("digitise: error: "), text
     code, text = _on_terminal(["read", *pages, "-o", tmp_path / "m.readings.json", "--no-header"])
     assert code in (int(ExitCode.OK), int(ExitCode.FLAGGED)) and "2/2 [" in text, text
+
+
+@pytest.mark.parametrize("command", ["solve", "scan"])
+def test_a_json_input_with_a_number_of_5000_digits_is_said_in_our_words(tmp_path: Path, command: str) -> None:
+    """Python's own wording ("use sys.set_int_max_str_digits() to increase the limit") reached the user, as if
+    the fix were in Python."""
+    big = tmp_path / "big.json"
+    big.write_text('{"pages": [], "x": ' + "9" * 5000 + "}\n", encoding="utf-8")
+    if command == "solve":
+        result = run("solve", big, "-o", tmp_path / "m.mat")
+        what = "a readings file"
+    else:
+        result = run("scan", "samples/alice-bruno/light/page-001.jpg", "-o", tmp_path / "m.mat", "--corrections", big)
+        what = "a corrections file"
+    line = assert_one_error(result, ExitCode.BAD_INPUT, f"{big}: not {what}: a number 5,000 digits long at line 1")
+    assert "sys." not in line and "int_max" not in line

@@ -9,14 +9,13 @@ first opened, since making one solves the match again.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError
-from digitise.fileio import natural_key, read_text
+from digitise.fileio import json_document, natural_key, read_text
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import read_reviewed
 
@@ -31,7 +30,7 @@ OPEN_SESSIONS = 4
 def _is_report(path: Path) -> bool:
     """Whether ``path`` holds a digitise report (a "games" list and a "summary"), read cheaply and quietly."""
     try:
-        doc = json.loads(read_text(path, "a report"))  # read_text: never a device read without end
+        doc = json_document(read_text(path, "a report"))  # read_text: never a device read without end
     except (InputError, ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("games"), list) and isinstance(doc.get("summary"), dict)

@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from digitise.errors import DigitiseError, OptionError
+from digitise.fileio import json_document
 from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
 from digitise.review.folder import ReviewFolder
@@ -231,8 +232,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise RequestError(HTTPStatus.BAD_REQUEST, "the body is shorter than its Content-Length")
         try:
-            return json.loads(raw.decode("utf-8"))
-        except ValueError as exc:  # not UTF-8, not JSON, or a number too long for Python to read
+            return json_document(raw.decode("utf-8"))
+        except ValueError as exc:  # not UTF-8, not JSON, or a number too long
             raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
         except RecursionError:
             raise RequestError(HTTPStatus.BAD_REQUEST, "the body is nested too deeply") from None

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError, short
-from digitise.fileio import beside, load_json, read_text, write_atomic
+from digitise.fileio import beside, json_document, load_json, read_text, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
 from digitise.solve.search import AFTER_THE_END, MISFIT_REASON
@@ -377,7 +377,7 @@ def read_reviewed(report: Path) -> tuple[dict[str, Any], CorrectionsFile | None]
     :class:`InputError` for a bad corrections file.
     """
     try:
-        doc = json.loads(read_text(report, "a report"))
+        doc = json_document(read_text(report, "a report"))
     except InputError as exc:
         raise OSError(exc.message) from exc  # as the callers take a report that cannot be read
     if not isinstance(doc, dict):
