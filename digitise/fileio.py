@@ -251,7 +251,7 @@ class _LongNumber(ValueError):
 #: The most digits a whole number in a JSON input may have: Python's own limit for int() (no field of ours
 #: comes near it), checked here so that a longer one is said in our words.
 MAX_NUMBER_DIGITS = 4300
-_LONG_NUMBER = re.compile(r"-?[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+_LONG_NUMBER = re.compile(rf"-?[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
 
 
 def _whole_number(digits: str) -> int:

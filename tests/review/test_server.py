@@ -558,7 +558,7 @@ def test_a_request_with_two_host_headers_is_refused(review_server: ReviewServer)
             while chunk := client.recv(65536):
                 answer += chunk
         head, _, body = answer.partition(b"\r\n\r\n")
-        assert head.startswith(b"HTTP/1.0 400") or head.startswith(b"HTTP/1.1 400"), head
+        assert head.startswith((b"HTTP/1.0 400", b"HTTP/1.1 400")), head
         assert "Host" in json.loads(body)["error"]
 
 
