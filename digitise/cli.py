@@ -28,7 +28,7 @@ from digitise.errors import DigitiseError, ExitCode
 from digitise.game.match import MAX_MATCH_LENGTH
 
 if TYPE_CHECKING:
-    from digitise.pipeline import ScanSummary
+    from digitise.pipeline import JobResult, ScanSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,6 +123,8 @@ def cli(verbose: bool) -> None:
 
 NO_ADAPT_HELP = ("Read with the shipped reader alone: do not learn the recorder's hand from the match's sure turns "
                  "to read its other boards again.")
+EXIT_ZERO_HELP = ("Exit 0 when the output is written though turns are flagged for review (the flags are still "
+                  "reported): for scripts run with `set -e`. A failure still exits non-zero.")
 ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a header is taken as the entrant "
                "it spells (OCR's slips forgiven), and one that spells none is noted.")
 
@@ -159,10 +161,11 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--no-adapt", "no_adapt", is_flag=True, help=NO_ADAPT_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
+@click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
 @_reports_errors
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
          template: str | None, order: str, corrections: Path | None, roster: Path | None, no_adapt: bool,
-         force: bool) -> None:
+         force: bool, exit_zero: bool) -> None:
     """Read PAGES (one match) and write its .mat, flagging unsure turns."""
     from digitise.pipeline import ScanOptions
     from digitise.pipeline import scan as run_scan
@@ -171,10 +174,10 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
                           roster=_roster(roster), roster_file=roster, adapt=not no_adapt)
     with _pages_shown(pages) as on_page:
         summary = run_scan(list(pages), output, report, options, on_page=on_page)
-    _tell(summary)
+    _tell(summary, exit_zero)
 
 
-def _tell(summary: ScanSummary) -> None:
+def _tell(summary: ScanSummary, exit_zero: bool = False) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
     _problems(summary.page_errors, summary.notes)
     aside = f", {_count(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
@@ -190,7 +193,7 @@ def _tell(summary: ScanSummary) -> None:
         click.echo(f"review them with: digitise review {shell_quoted(summary.report)}")
     elif summary.flagged:
         click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
-    raise SystemExit(int(summary.exit_code))
+    raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
 
 
 def _flags_said(flagged: int, set_aside: int, turns: int) -> str:
@@ -289,10 +292,12 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--no-adapt", "no_adapt", is_flag=True, help=NO_ADAPT_HELP)
 @click.option("--force", is_flag=True,
-              help="Convert again matches already done (each keeps its review's corrections file).")
+              help="Convert again matches already done (each keeps its review's corrections file); replace a "
+                   "summary.json or summary.csv that a batch did not write.")
+@click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
-          order: str, roster: Path | None, no_adapt: bool, force: bool) -> None:
+          order: str, roster: Path | None, no_adapt: bool, force: bool, exit_zero: bool) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
     from digitise.pipeline import (
         NAMES_SHOWN,
@@ -300,6 +305,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         ScanOptions,
         is_terminal,
         listed_names,
+        summary_csv_path,
         summary_path,
     )
     from digitise.pipeline import batch as run_batch
@@ -355,12 +361,16 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
         raise SystemExit(130) from None
     if bar is not None:
         bar.close()
-    written = "" if summary.summary_error else f"; summary in {summary_path(output_dir)}"
+    written = "" if summary.summary_error else \
+        f"; summary in {summary_path(output_dir)} and {summary_csv_path(output_dir)}"
     # Counted in matches: "2 flagged" alone read as two turns.
     total = sum(summary.counts.values())
     click.echo(one_line(f"{_count(total, 'match', 'matches')}: "
                         + ", ".join(f"{n} {s}" for s, n in summary.counts.items())
                         + f" in {summary.seconds:.1f} s{written}"))
+    for r in summary.results:
+        if r.status != "failed":
+            click.echo(one_line(_match_said(r)))
     to_review = 0
     for r in summary.results:
         if r.status == "failed":
@@ -390,7 +400,30 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
              f"{input_dir} that {'is' if len(summary.left_out) == 1 else 'are'} no picture or PDF: {shown}")
     if summary.summary_error is not None:
         _say(f"digitise: error: {summary.summary_error.message}")
-    raise SystemExit(int(summary.exit_code))
+    raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
+
+
+def _match_said(r: JobResult) -> str:
+    """A converted match on one line, for a director: players, length, result, games, turns, flags, dances."""
+    said = [f"{r.name}{' (converted before)' if r.status == 'skipped' else ''}:"]
+    if r.players is not None and r.score is not None:
+        bottom, top = r.players
+        length = "unlimited" if not r.length else f"{r.length}-point match"
+        if r.winner is not None:
+            won, lost = max(r.score), min(r.score)  # the winner reached the length: the higher score
+            result = f"{r.winner} won {won}-{lost}"
+        else:
+            result = f"{bottom} {r.score[0]}, {top} {r.score[1]}" + ("" if not r.length else ", unfinished")
+        said.append(f"{bottom} v {top}, {length}, {result};")
+    figures = [_count(r.games, "game"), _count(r.turns, "turn"), f"{r.flagged - r.set_aside} flagged"]
+    if r.set_aside:
+        figures.append(f"{_count(r.set_aside, 'board')} set aside")
+    if r.closed_out:
+        figures.append(f"{_count(r.closed_out, 'closed-out turn')} written as "
+                       f"{'a dance' if r.closed_out == 1 else 'dances'} of 21")
+    if r.notes or r.page_errors:
+        figures.append(_count(len(r.notes) + len(r.page_errors), "note"))
+    return " ".join(said) + " " + ", ".join(figures)
 
 
 @contextlib.contextmanager
@@ -636,15 +669,16 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
               help="Corrections saved by the review page, applied as hard constraints.")
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
+@click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
 @_reports_errors
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
-                  corrections: Path | None, roster: Path | None, force: bool) -> None:
+                  corrections: Path | None, roster: Path | None, force: bool, exit_zero: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
     from digitise.pipeline import ScanOptions, solve_readings
 
     options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,
                           roster=_roster(roster), roster_file=roster)
-    _tell(solve_readings(readings, output, report, options))
+    _tell(solve_readings(readings, output, report, options), exit_zero)
 
 
 def _verbose_here(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

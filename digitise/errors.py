@@ -27,6 +27,11 @@ class ExitCode(enum.IntEnum):
     #: A bug: an unexpected exception. Rerun with -v for the traceback.
     INTERNAL = 10
 
+    def flags_passed(self) -> ExitCode:
+        """The code with flagged turns taken as success (``--exit-zero``): OK for FLAGGED, any other unchanged
+        (a bad input, an output not written, are still failures)."""
+        return ExitCode.OK if self is ExitCode.FLAGGED else self
+
 
 class DigitiseError(Exception):
     """Base of every error digitise raises on purpose.

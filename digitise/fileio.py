@@ -38,6 +38,10 @@ def remove_unfinished() -> None:
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 
 
+#: Why an output is refused that exists and is no file (``-o /dev/full``): it cannot be replaced atomically.
+NOT_REGULAR = "is not a regular file (a device, pipe or socket): give a file name"
+
+
 def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = False) -> Path:
     """Write ``content`` to ``path`` all at once: a reader sees the old file or the new one.
 
@@ -53,7 +57,7 @@ def write_atomic(path: str | Path, content: str | bytes, *, overwrite: bool = Fa
         # Replaced, the link itself would become a file: write the file it names, as other tools do.
         target = Path(os.path.realpath(target))
     if os.path.exists(target) and not os.path.isfile(target):
-        raise OutputError("is not a regular file (a device, pipe or socket): give a file name", target)
+        raise OutputError(NOT_REGULAR, target)
     if os.path.lexists(target) and not overwrite:
         raise OutputError("exists already (use --force to replace it)", target)
     # A file name that is not UTF-8 (an old archive's) reaches Python as lone surrogates: written as "\udcff",
@@ -98,8 +102,8 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
     """Refuse, before any work, outputs that could not all be written: so none is left half done.
 
     Two outputs under one name, an output that is one of the command's
-    ``inputs`` (even with ``overwrite``), a folder where a file is to go, an
-    existing file without ``overwrite`` (unless it is one of the targets
+    ``inputs`` (even with ``overwrite``), a folder where a file is to go, a
+    device, pipe or socket (even with ``overwrite``), an existing file without ``overwrite`` (unless it is one of the targets
     named ``replaceable``), a folder that is a file or cannot be written.
     """
     read_from = {real_path(p) for p in inputs}
@@ -115,6 +119,9 @@ def check_outputs(targets: Sequence[Path], overwrite: bool, inputs: Sequence[Pat
         seen[key] = target
         if os.path.isdir(target):
             raise OutputError("is a folder, not a file", target)
+        if os.path.exists(target) and not os.path.isfile(target):
+            # Found here, not once the work is done (write_atomic refuses it too: /dev/full, a pipe).
+            raise OutputError(NOT_REGULAR, target)
         if os.path.exists(target) and not overwrite and key not in leftover:
             existing.append(target)
         problem = folder_problem(target)

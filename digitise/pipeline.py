@@ -8,7 +8,9 @@ folder, in worker processes, and never lets one bad file stop the others.
 from __future__ import annotations
 
 import contextlib
+import csv
 import gc
+import io
 import json
 import logging
 import multiprocessing
@@ -31,12 +33,17 @@ from digitise.fileio import (
     beside,
     check_inputs,
     check_outputs,
+    json_document,
     make_folder,
     natural_key,
+    read_input,
+    read_text,
     real_path,
     why_absent,
     write_atomic,
 )
+from digitise.game.record import MatchOutcome
+from digitise.game.record import outcome as match_outcome
 
 if TYPE_CHECKING:
     from digitise.notation.readings import PageReading, Readings
@@ -96,6 +103,8 @@ class ScanSummary:
     notes: tuple[str, ...] = ()
     #: Turns of a player closed out on the bar: on no board, so written as dances of 21 (README).
     closed_out: int = 0
+    #: Players, length, final score and winner of the match written.
+    outcome: MatchOutcome | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -111,7 +120,14 @@ class ScanSummary:
                    games=int(summary["games"]), turns=int(summary["turns"]),
                    # Turns and boards set aside alike: what the review page will list.
                    flagged=int(summary["flagged"]), set_aside=_set_aside(summary), page_errors=page_errors,
-                   notes=tuple(result.report.get("notes", ())), closed_out=int(result.report.get("closed_out") or 0))
+                   notes=tuple(result.report.get("notes", ())), closed_out=int(result.report.get("closed_out") or 0),
+                   outcome=match_outcome(result.match))
+
+
+def _count_of(doc: Mapping[str, Any], key: str) -> int:
+    """A count a report keeps (0 when it does not say, or says it otherwise)."""
+    value = doc.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _set_aside(summary: Mapping[str, Any]) -> int:
@@ -657,6 +673,23 @@ class JobResult:
     report: str | None = None
     #: For a failed job, the exit code its error alone would give (an output that cannot be written is 4).
     code: int = 0
+    #: The match as written (None where no .mat was: a failed or interrupted match): players (bottom, top),
+    #: length (0: unlimited), score after the last game (bottom, top), and the winner's name (None: nobody
+    #: reached the length).
+    players: tuple[str, str] | None = None
+    length: int | None = None
+    score: tuple[int, int] | None = None
+    winner: str | None = None
+    games: int = 0
+    #: Turns written as dances of 21 (a player closed out on the bar: on no board).
+    closed_out: int = 0
+
+    def told(self, match: MatchOutcome | None) -> JobResult:
+        """This result with what ``match`` says of the match written (unchanged for None)."""
+        if match is None:
+            return self
+        return replace(self, players=match.players, length=match.length, games=match.games,
+                       score=(match.score.bottom, match.score.top), winner=match.winner_name)
 
     @property
     def needs_review(self) -> bool:
@@ -666,6 +699,10 @@ class JobResult:
 
 #: The batch's own log, in the output folder.
 SUMMARY_NAME = "summary.json"
+#: What summary.json says it is (a file of that name written otherwise is not replaced without --force).
+SUMMARY_FORMAT = "digitise-batch-summary"
+#: The summary as a table, one row a match, for a spreadsheet.
+SUMMARY_CSV_NAME = "summary.csv"
 #: Files ``batch`` writes itself: skipped when the output folder is the input folder.
 OUTPUT_SUFFIXES = (".mat", ".report.json", ".readings.json", ".corrections.json")
 
@@ -753,7 +790,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
             name = entry.name
         elif entry.suffix.lower() in IMAGE_SUFFIXES:
             pages, name = (entry,), entry.stem
-        elif in_place and (entry.name == SUMMARY_NAME or entry.name.endswith(OUTPUT_SUFFIXES)):
+        elif in_place and (entry.name in (SUMMARY_NAME, SUMMARY_CSV_NAME) or entry.name.endswith(OUTPUT_SUFFIXES)):
             continue  # this batch's own output, from an earlier run
         elif entry.suffix.lower() in UNREAD_IMAGE_SUFFIXES:
             failed.append(JobResult(entry.name, "failed", 0, f"{entry}: a {entry.suffix[1:].upper()} picture, which "
@@ -900,7 +937,7 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     return JobResult(job.name, status, pages, turns=summary.turns, flagged=summary.flagged,
                      set_aside=summary.set_aside, seconds=time.perf_counter() - start,
                      page_errors=summary.page_errors, notes=summary.notes,
-                     report=str(job.report))
+                     report=str(job.report), closed_out=summary.closed_out).told(summary.outcome)
 
 
 #: How log lines look on stderr (the CLI sets it up; batch workers, separate processes, copy it).
@@ -1029,10 +1066,51 @@ class BatchSummary:
             if folder is not None and r.report:
                 job["report"] = Path(os.path.relpath(real_path(r.report), real_path(folder))).as_posix()
             jobs.append(job)
-        doc: dict[str, Any] = {"counts": self.counts, "jobs": jobs}
+        doc: dict[str, Any] = {"format": SUMMARY_FORMAT, "counts": self.counts, "jobs": jobs}
+        missing = self.missing
+        if missing:
+            # An interrupted batch: these matches have no results, in this file or in summary.csv.
+            doc["missing"] = list(missing)
         if self.left_out:
             doc["left_out"] = list(self.left_out)
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The matches not converted because the batch was stopped first."""
+        return tuple(r.name for r in self.results if r.status == "interrupted")
+
+    def to_csv(self, folder: Path | None = None) -> str:
+        """``summary.csv``: a row a match (:data:`CSV_COLUMNS`), for a spreadsheet; report paths as in
+        :meth:`to_json`. A match without results (failed, interrupted) has its status and reason only."""
+        rows = io.StringIO()
+        writer = csv.writer(rows, lineterminator="\r\n")
+        writer.writerow(CSV_COLUMNS)
+        for r in self.results:
+            report = r.report or ""
+            if folder is not None and r.report:
+                report = Path(os.path.relpath(real_path(r.report), real_path(folder))).as_posix()
+            converted = r.players is not None
+            bottom, top = r.players or ("", "")
+            score = r.score or ("", "")
+            figures = (r.games, r.turns, r.flagged, r.set_aside, r.closed_out) if converted or r.turns else \
+                ("",) * 5
+            writer.writerow([_cell(r.name), r.status, _cell(bottom), _cell(top),
+                             "" if r.length is None else r.length, *score, _cell(r.winner or ""), *figures, r.pages,
+                             _cell(" | ".join((*r.page_errors, *r.notes))), _cell(r.reason), _cell(report)])
+        # Excel takes a UTF-8 file for its own code page unless it starts with a byte order mark.
+        return "\ufeff" + rows.getvalue()
+
+
+#: The columns of ``summary.csv`` (docs/batch.md says what each holds).
+CSV_COLUMNS = ("match", "status", "bottom player", "top player", "length", "bottom score", "top score", "winner",
+               "games", "turns", "flagged", "set aside", "closed out", "pages", "notes", "reason", "report")
+
+
+def _cell(text: str) -> str:
+    """``text`` for a spreadsheet cell: one starting as a formula does (``=``, ``+``, ``-``, ``@``) is kept as
+    text by a leading apostrophe, so a name or note read from a page is never run as one."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def batch(
@@ -1066,6 +1144,7 @@ def batch(
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
     with _batch_lock(output_dir):
+        check_summaries(output_dir, options.overwrite)
         return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
                          page_progress, started, runner)
 
@@ -1337,10 +1416,11 @@ def _summarise(found: list[Job], failed: list[JobResult], left_out: list[Path], 
     try:
         # The summary is the batch's own log: each run replaces it on purpose; a link of that name is replaced
         # too, never written through (it could lead to one of the inputs).
-        target = summary_path(output_dir)
-        if target.is_symlink():
-            target.unlink()
-        write_atomic(target, summary.to_json(output_dir), overwrite=True)
+        for target, text in ((summary_path(output_dir), summary.to_json(output_dir)),
+                             (summary_csv_path(output_dir), summary.to_csv(output_dir))):
+            if target.is_symlink():
+                target.unlink()
+            write_atomic(target, text, overwrite=True)
     except DigitiseError as exc:
         # Said after the matches' own results: losing the file must not lose the list of what failed.
         return replace(summary, summary_error=exc)
@@ -1367,9 +1447,12 @@ def _converted_before(job: Job) -> JobResult:
 
     Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
     """
+    from digitise.notation.mat import outcome_of_file
     from digitise.solve.corrections import read_reviewed
 
-    result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)")
+    # Read from the .mat: after a review it holds the corrected match, which the report does not.
+    result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)").told(
+        outcome_of_file(job.output))
     try:
         doc, _ = read_reviewed(job.report)
         summary = doc["summary"]
@@ -1378,7 +1461,7 @@ def _converted_before(job: Job) -> JobResult:
         notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
         return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]),
                        set_aside=_set_aside(summary), report=str(job.report),
-                       page_errors=errors, notes=notes)
+                       page_errors=errors, notes=notes, closed_out=_count_of(doc, "closed_out"))
     except DigitiseError as exc:
         # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.
         return replace(result, report=str(job.report), notes=(exc.message,))
@@ -1393,6 +1476,41 @@ PAGE_POLL_SECONDS = 0.2
 def summary_path(output_dir: Path) -> Path:
     """Where ``batch`` writes its ``summary.json`` in ``output_dir``."""
     return output_dir / SUMMARY_NAME
+
+
+def summary_csv_path(output_dir: Path) -> Path:
+    """Where ``batch`` writes its ``summary.csv`` (the same, for a spreadsheet) in ``output_dir``."""
+    return output_dir / SUMMARY_CSV_NAME
+
+
+def check_summaries(output_dir: Path, overwrite: bool) -> None:
+    """Refuse, before any match is converted, a ``summary.json`` or ``summary.csv`` the batch could not write
+    at its end, or that it would replace unasked: a folder, a device, or a file a batch did not write
+    (without ``overwrite``: ``--force``). An earlier batch's own are its log, replaced on purpose."""
+    for target, ours in ((summary_path(output_dir), _our_summary), (summary_csv_path(output_dir), _our_csv)):
+        check_outputs([target], overwrite=True)
+        if os.path.exists(target) and not overwrite and not ours(target):
+            raise OutputError("exists already and was not written by digitise batch (use --force to replace it, "
+                              "or give another output folder)", target)
+
+
+def _our_summary(path: Path) -> bool:
+    """Whether ``path`` holds a ``summary.json`` a batch wrote (its counts and jobs; a format since it said one)."""
+    try:
+        doc = json_document(read_text(path, "a batch summary"))
+    except (InputError, ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and (doc.get("format") == SUMMARY_FORMAT if "format" in doc else
+                                      isinstance(doc.get("counts"), dict) and isinstance(doc.get("jobs"), list))
+
+
+def _our_csv(path: Path) -> bool:
+    """Whether ``path`` is a ``summary.csv`` a batch wrote (its first line is the batch's header row)."""
+    try:
+        text = read_input(path, 4096).decode("utf-8-sig")
+    except (InputError, UnicodeDecodeError):
+        return False
+    return text.split("\r\n", 1)[0] == ",".join(CSV_COLUMNS)
 
 
 def pages_held(pages: Sequence[Path]) -> int | None:

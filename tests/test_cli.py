@@ -1075,9 +1075,9 @@ def test_files_beside_a_batchs_matches_are_named_not_failed(tmp_path: Path) -> N
     assert not [line for line in result.stderr.splitlines() if line.startswith("digitise: failed:")]
     left_out = json.loads((tmp_path / "out" / "summary.json").read_text())["left_out"]
     assert left_out == ["entrants.txt", "m1.mat", "m1.report.json", "m1.report.readings.json", "README.md",
-                        "summary.json"]
-    assert (f"digitise: note: left out 6 files at the top of {scans} that are no picture or PDF: entrants.txt, "
-            "m1.mat, m1.report.json, m1.report.readings.json, README.md and 1 more (all in summary.json)") \
+                        "summary.csv", "summary.json"]
+    assert (f"digitise: note: left out 7 files at the top of {scans} that are no picture or PDF: entrants.txt, "
+            "m1.mat, m1.report.json, m1.report.readings.json, README.md and 2 more (all in summary.json)") \
         in result.stderr.splitlines()
     assert [job["name"] for job in json.loads((tmp_path / "out" / "summary.json").read_text())["jobs"]] == ["m1"]
 
@@ -1413,3 +1413,76 @@ def test_a_json_input_with_a_number_of_5000_digits_is_said_in_our_words(tmp_path
         what = "a corrections file"
     line = assert_one_error(result, ExitCode.BAD_INPUT, f"{big}: not {what}: a number 5,000 digits long at line 1")
     assert "sys." not in line and "int_max" not in line
+
+
+def test_scan_to_a_device_is_refused_before_any_page_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`scan -o /dev/full --force` read and solved the whole match, then could not write it."""
+    import digitise.vision.read
+
+    def no_reading(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a page was read")
+
+    monkeypatch.setattr(digitise.vision.read, "read_pages", no_reading)
+    result = run("scan", ROOT / "samples" / "chen-dana" / "light" / "page-001.jpg", "-o", "/dev/full", "--force")
+    assert_one_error(result, ExitCode.OUTPUT, "/dev/full: is not a regular file")
+
+
+@pytest.fixture(scope="module")
+def director_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Result]:
+    """A real batch of one sample match (alice-bruno's light pages: two turns flagged) beside a file that is
+    no match: (scans, output folder, the run)."""
+    scans = tmp_path_factory.mktemp("director") / "scans"
+    shutil.copytree(ROOT / "samples" / "alice-bruno" / "light", scans / "alice", ignore=shutil.ignore_patterns("*.json"))
+    (scans / "roster.txt").write_text("Alice\nBruno\n")
+    out = scans.parent / "out"
+    return scans, out, run("batch", scans, "-o", out, "--jobs", "1")
+
+
+def test_a_batch_gives_each_match_its_players_length_result_and_figures(
+        director_batch: tuple[Path, Path, Result]) -> None:
+    scans, out, result = director_batch
+    assert result.exit_code == int(ExitCode.FLAGGED), result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1 match: 1 flagged in ") and lines[0].endswith(
+        f"; summary in {out / 'summary.json'} and {out / 'summary.csv'}")
+    assert lines[1] == "alice: Alice v Bruno, 3-point match, Bruno won 3-0; 2 games, 60 turns, 2 flagged"
+    (job,) = json.loads((out / "summary.json").read_text())["jobs"]
+    assert {k: job[k] for k in ("players", "length", "score", "winner", "games", "turns", "flagged", "closed_out",
+                                "notes")} == {"players": ["Alice", "Bruno"], "length": 3, "score": [0, 3],
+                                              "winner": "Bruno", "games": 2, "turns": 60, "flagged": 2,
+                                              "closed_out": 0, "notes": []}
+    import csv
+
+    (row,) = csv.DictReader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8-sig")))
+    assert row == {"match": "alice", "status": "flagged", "bottom player": "Alice", "top player": "Bruno",
+                   "length": "3", "bottom score": "0", "top score": "3", "winner": "Bruno", "games": "2",
+                   "turns": "60", "flagged": "2", "set aside": "0", "closed out": "0", "pages": "8", "notes": "",
+                   "reason": "", "report": "alice.report.json"}
+    # The same figures when the match is skipped as converted before (read from its .mat and report).
+    again = run("batch", scans, "-o", out, "--jobs", "1")
+    assert again.stdout.splitlines()[1] == ("alice (converted before): Alice v Bruno, 3-point match, Bruno won 3-0; "
+                                            "2 games, 60 turns, 2 flagged")
+    assert next(csv.DictReader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8-sig"))))["winner"] == "Bruno"
+
+
+def test_exit_zero_passes_flagged_turns_and_still_reports_them(director_batch: tuple[Path, Path, Result]) -> None:
+    """Exit 1 is a good scan's normal outcome (turns flagged), which stops a `set -e` script: --exit-zero."""
+    scans, out, _ = director_batch
+    result = run("batch", scans, "-o", out, "--jobs", "1", "--exit-zero")
+    assert result.exit_code == 0, result.output
+    assert "digitise: flagged: alice (converted before): 2 of 60 turns flagged" in result.stderr
+    report = out / "alice.report.json"
+    solved = run("solve", report.with_name("alice.report.readings.json"), "-o", out / "again.mat", "--exit-zero")
+    assert solved.exit_code == 0 and "flagged for review" in solved.stdout, solved.output
+
+
+@pytest.mark.parametrize("command", ["scan", "batch"])
+def test_exit_zero_still_fails_on_bad_input(tmp_path: Path, command: str) -> None:
+    bad_page = tmp_path / "scans" / "m1.png"
+    bad_page.parent.mkdir()
+    bad_page.write_bytes(b"not a png at all")
+    if command == "scan":
+        result = run("scan", bad_page, "-o", tmp_path / "m.mat", "--exit-zero")
+    else:
+        result = run("batch", bad_page.parent, "-o", tmp_path / "out", "--jobs", "1", "--exit-zero")
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output

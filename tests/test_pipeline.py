@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 from pathlib import Path
@@ -645,6 +647,12 @@ def test_an_interrupted_batch_stops_at_once_and_says_what_is_left(tmp_path: Path
     doc = json.loads((out / "summary.json").read_text())
     assert doc["counts"].get("interrupted") == list(status.values()).count("interrupted")
     assert not (out / "m1.mat").exists() or jobs == 1
+    # Which matches have no results, in summary.json and in the spreadsheet's rows.
+    missing = [name for name, said in status.items() if said == "interrupted"]
+    assert doc["missing"] == missing
+    rows = list(csv.DictReader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8-sig"))))
+    assert [row["match"] for row in rows if row["status"] == "interrupted"] == missing
+    assert all(row["turns"] == "" and "interrupted" in row["reason"] for row in rows if row["status"] == "interrupted")
 
 
 def test_a_match_written_as_the_batch_was_stopped_is_listed_as_converted(tmp_path: Path) -> None:
@@ -758,3 +766,67 @@ def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
         _some_turn_found(none_found, [Path("a.png"), Path("b.png")])  # type: ignore[arg-type]
     assert info.value.message.endswith("are these the pages of one match, in order? (2 files, a.png first)")
     _some_turn_found(SimpleNamespace(report={"summary": {"turns": 3}}), [Path("a.png")])  # type: ignore[arg-type]
+
+
+def _no_work(job: Job, options: ScanOptions) -> JobResult:
+    raise AssertionError(f"{job.name} converted: the batch should have been refused before any work")
+
+
+@pytest.mark.parametrize("name", ["summary.json", "summary.csv"])
+def test_a_summary_the_batch_did_not_write_is_not_replaced_without_force(tmp_path: Path, name: str) -> None:
+    """`batch -o DIR` replaced a summary.json in DIR that was someone else's (a probe's finding): refused
+    before any match is converted, and replaced only with --force."""
+    out, scans = tmp_path / "out", _tree(tmp_path)
+    out.mkdir()
+    (out / name).write_text("the director's own notes\n")
+    with pytest.raises(OutputError, match=f"{name}: exists already and was not written by digitise batch"):
+        batch(scans, out, ScanOptions(), jobs=1, runner=_no_work)
+    assert (out / name).read_text() == "the director's own notes\n" and not (out / "m1.mat").exists()
+    batch(scans, out, ScanOptions(overwrite=True), jobs=1, runner=_fake_runner)
+    assert (out / name).read_text(encoding="utf-8-sig").startswith(("{", "match,status,"))
+
+
+def test_a_batch_replaces_its_own_summaries_and_those_of_an_earlier_version(tmp_path: Path) -> None:
+    out, scans = tmp_path / "out", _tree(tmp_path)
+    batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    # A summary.json written before it said its format: its counts and jobs are a batch's.
+    (out / "summary.json").write_text('{"counts": {"done": 1}, "jobs": []}\n')
+    again = batch(scans, out, ScanOptions(), jobs=1, runner=_fake_runner)
+    assert json.loads((out / "summary.json").read_text())["format"] == "digitise-batch-summary"
+    assert {r.name: r.status for r in again.results}["m1"] == "skipped"
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_summary_that_cannot_be_written_is_found_before_any_match_is_converted(tmp_path: Path, kind: str) -> None:
+    """A summary.json that is a folder was found only once every match was converted: then the batch's log
+    was lost. Refused at once, --force or not."""
+    import os
+
+    out, scans = tmp_path / "out", _tree(tmp_path)
+    out.mkdir()
+    if kind == "folder":
+        (out / "summary.json").mkdir()
+    else:
+        os.mkfifo(out / "summary.json")
+    reason = "is a folder, not a file" if kind == "folder" else "is not a regular file"
+    for overwrite in (False, True):
+        with pytest.raises(OutputError, match=f"summary.json: {reason}"):
+            batch(scans, out, ScanOptions(overwrite=overwrite), jobs=1, runner=_no_work)
+    assert not (out / "m1.mat").exists()
+
+
+def test_the_summary_csv_has_a_row_a_match_and_keeps_formulas_as_text(tmp_path: Path) -> None:
+    from digitise.pipeline import CSV_COLUMNS, BatchSummary
+
+    converted = JobResult("m1", "flagged", 8, turns=60, flagged=3, set_aside=1, notes=("a note",),
+                          report=str(tmp_path / "m1.report.json"), players=("=cmd|' /C calc'!A0", "Bruno"),
+                          length=5, score=(2, 5), winner="Bruno", games=4, closed_out=2)
+    failed = JobResult("m2", "failed", 1, "m2/p.png: not a recording note")
+    text = BatchSummary((converted, failed), 1.0).to_csv(tmp_path)
+    assert text.startswith("\ufeff") and "\r\n" in text
+    rows = list(csv.reader(io.StringIO(text[1:])))
+    assert rows[0] == list(CSV_COLUMNS)
+    assert rows[1] == ["m1", "flagged", "'=cmd|' /C calc'!A0", "Bruno", "5", "2", "5", "Bruno", "4", "60", "3", "1",
+                       "2", "8", "a note", "", "m1.report.json"]
+    assert rows[2] == ["m2", "failed", "", "", "", "", "", "", "", "", "", "", "", "1", "",
+                       "m2/p.png: not a recording note", ""]

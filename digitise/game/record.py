@@ -59,3 +59,39 @@ class MatchRecord:
     games: tuple[GameRecord, ...]
     #: ``; [Key "value"]`` lines, in order (Event, Round, EventDate, ...).
     metadata: tuple[tuple[str, str], ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """How a recorded match stands at its end: what a director's list of results gives."""
+
+    players: tuple[str, str]
+    #: The match length, 0 for unlimited.
+    length: int
+    games: int
+    #: The score after the last game ended (a game left unfinished adds nothing); a winner's points are
+    #: counted up to the length, as the match ends there.
+    score: Score
+    #: The player who reached the length; None while nobody has (a record that stops early, or unlimited).
+    winner: Side | None
+
+    @property
+    def winner_name(self) -> str | None:
+        """The winner's name, None when there is none."""
+        return None if self.winner is None else self.players[0 if self.winner is Side.BOTTOM else 1]
+
+
+def outcome(match: MatchRecord) -> MatchOutcome:
+    """Who won ``match`` and by how much, from its games' scores and results."""
+    score = Score()
+    for game in match.games:
+        score = game.score
+        if game.winner is not None and game.points:
+            points = game.points
+            if match.length:
+                points = min(points, max(0, match.length - score.of(game.winner)))
+            score = score.add(game.winner, points)
+    winner = None
+    if match.length and max(score.bottom, score.top) >= match.length:
+        winner = Side.BOTTOM if score.bottom >= match.length else Side.TOP
+    return MatchOutcome(match.players, match.length, len(match.games), score, winner)

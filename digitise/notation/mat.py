@@ -38,7 +38,7 @@ from digitise.errors import MatFormatError, short
 from digitise.fileio import why_unreadable, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH, Score
 from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
-from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
+from digitise.game.record import Action, ActionKind, GameRecord, MatchOutcome, MatchRecord, outcome
 from digitise.game.rules import (
     ALL_ROLLS,
     Play,
@@ -864,3 +864,15 @@ def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:
 def write_mat(match: MatchRecord, path: str | Path, overwrite: bool = False) -> Path:
     """Write the match to ``path`` atomically (see :func:`format_mat`); refuses to overwrite unless asked."""
     return write_atomic(path, format_mat(match), overwrite=overwrite)
+
+
+def outcome_of_file(path: str | Path) -> MatchOutcome | None:
+    """How the match in the ``.mat`` file ``path`` ended (players, length, score, winner), or None when the
+    file cannot be read as a match (gone, or not a .mat): for lists of results, which go on without it."""
+    try:
+        result = read_mat(path)
+    except MatFormatError:
+        return None
+    if any(p.reason == "not a text file" for p in result.problems) or not result.match.games:
+        return None
+    return outcome(result.match)

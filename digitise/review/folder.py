@@ -16,6 +16,8 @@ from typing import Any
 
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import json_document, natural_key, read_text
+from digitise.game.record import MatchOutcome
+from digitise.notation.mat import outcome_of_file
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import read_reviewed
 
@@ -41,6 +43,25 @@ def find_reports(folder: Path) -> list[Path]:
     candidates = [p for p in folder.glob("*.json")
                   if p.is_file() and p.name != "summary.json" and not p.name.endswith(NOT_REPORTS)]
     return [p for p in sorted(candidates, key=natural_key) if _is_report(p)]
+
+
+def _mat_beside(report: Path, named: object) -> Path | None:
+    """The ``.mat`` a report names (relative to its folder), when it names one there."""
+    if not isinstance(named, str) or not named.endswith(".mat"):
+        return None
+    path = report.parent / named
+    try:
+        return path if path.resolve().is_relative_to(report.parent.resolve()) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _outcome_json(ended: MatchOutcome | None) -> dict[str, Any]:
+    """A match's players, length, final score and winner for the folder's list (all None when unknown)."""
+    if ended is None:
+        return {"players": None, "length": None, "score": None, "winner": None}
+    return {"players": list(ended.players), "length": ended.length,
+            "score": [ended.score.bottom, ended.score.top], "winner": ended.winner_name}
 
 
 class ReviewFolder:
@@ -101,7 +122,8 @@ class ReviewFolder:
         return session
 
     def matches(self) -> list[dict[str, Any]]:
-        """One entry per report for the folder's page: name, turns, flagged, corrected, notes, or its problem.
+        """One entry per report for the folder's page: name, players, length, final score and winner, games,
+        turns, flagged, closed-out turns (written as dances), corrected, notes; or its problem.
 
         Figures come from the match's session when it is open (they follow
         the corrections), else from its corrections file's summary (the match
@@ -115,11 +137,15 @@ class ReviewFolder:
             try:
                 if session is not None:
                     summary, notes, corrected, reviewed, entry["mat_saved"] = session.overview()
+                    ended, closed_out = session.outcome(), session.report.get("closed_out")
                 else:
                     doc, kept = read_reviewed(report)
                     summary, notes = doc.get("summary") or {}, doc.get("notes") or []
                     corrected = len(kept.boards) if kept else 0
                     reviewed = bool(kept and kept.header.given)
+                    # The .mat holds the match as last corrected (each correction is written into it).
+                    mat = _mat_beside(report, doc.get("mat"))
+                    ended, closed_out = (outcome_of_file(mat) if mat else None), doc.get("closed_out")
             except DigitiseError as exc:
                 entry["problem"] = exc.message
             except (OSError, ValueError, TypeError, RecursionError) as exc:
@@ -128,6 +154,7 @@ class ReviewFolder:
                 entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"),
                              set_aside=summary.get("set_aside") or 0, games=summary.get("games"),
                              corrected=corrected, header_set=reviewed, notes=[str(n) for n in notes],
-                             opened=session is not None)
+                             opened=session is not None, **_outcome_json(ended),
+                             closed_out=closed_out if isinstance(closed_out, int) else 0)
             listed.append(entry)
         return listed

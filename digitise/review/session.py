@@ -29,6 +29,7 @@ from digitise.errors import DigitiseError, InputError, OutputError, short
 from digitise.fileio import folder_problem, load_json, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH, Cube, MatchState
 from digitise.game.position import Position, Side
+from digitise.game.record import MatchOutcome, outcome
 from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
 from digitise.solve.corrections import (
     Corrections,
@@ -622,6 +623,11 @@ class ReviewSession:
             saved = self.mat_saved() if self.match is not None and self.mat_path() is not None else None
             return (dict(self.report.get("summary") or {}), [str(n) for n in self.report.get("notes") or []],
                     len(self.corrections), self.header.given, saved)
+
+    def outcome(self) -> MatchOutcome | None:
+        """Players, length, score and winner of the match as it now stands (None when it was not solved)."""
+        with self._lock:
+            return None if self.match is None else outcome(self.match)
 
     def _match_header(self) -> dict[str, Any]:
         """The names and length the match is written with, and who set them (the page's match form)."""

@@ -6,6 +6,7 @@ import pytest
 
 from digitise.game.match import Cube, MatchState, Score
 from digitise.game.position import Side
+from digitise.game.record import GameRecord, MatchRecord, outcome
 
 B, T = Side.BOTTOM, Side.TOP
 
@@ -143,3 +144,28 @@ def test_unlimited_session_never_has_a_crawford_game_or_an_end() -> None:
     assert not state.crawford and not state.is_over and state.winner is None
     assert state.capped(T, 64) == 64
     assert state.may_double(B, Cube(64, B))
+
+
+def _record(length: int, results: list[tuple[Side | None, int | None]]) -> MatchRecord:
+    games, score = [], Score()
+    for number, (winner, points) in enumerate(results, 1):
+        games.append(GameRecord(number, score, (), winner, points))
+        if winner is not None and points is not None:
+            score = score.add(winner, points)
+    return MatchRecord(length, ("Alice", "Bruno"), tuple(games))
+
+
+@pytest.mark.parametrize(("length", "results", "score", "winner"), [
+    # A gammon with the cube on 2 at 4-3 of a 5-point match: 5-3, not 8-3.
+    (5, [(B, 2), (T, 3), (B, 2), (B, 4)], Score(5, 3), "Alice"),
+    (3, [(T, 1), (T, 2)], Score(0, 3), "Bruno"),
+    # The record stops in the third game: the score so far, nobody has won.
+    (7, [(B, 2), (T, 1), (None, None)], Score(2, 1), None),
+    # Unlimited: no length to reach.
+    (0, [(B, 2), (T, 4)], Score(2, 4), None),
+])
+def test_a_matchs_outcome_is_its_final_score_and_who_reached_the_length(
+        length: int, results: list[tuple[Side | None, int | None]], score: Score, winner: str | None) -> None:
+    ended = outcome(_record(length, results))
+    assert (ended.score, ended.winner_name, ended.games, ended.length) == (score, winner, len(results), length)
+    assert ended.players == ("Alice", "Bruno")

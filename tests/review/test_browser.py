@@ -437,8 +437,11 @@ def test_review_a_batch_folder_match_by_match(
         page.wait_for_selector("#saved")
         assert (batch_folder / "m10.mat").read_text(encoding="utf-8") == truth
         page.click("#up")
-        page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(5):has-text('1')")
-        assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(5)") == "0"
+        page.wait_for_selector("#matches tr[data-name='m10'] td:nth-child(9):has-text('1')")
+        assert page.inner_text("#matches tr[data-name='m2'] td:nth-child(9)") == "0"
+        # Each match's players, length and result, as the match now stands.
+        cells = page.eval_on_selector_all("#matches tr[data-name='m10'] td", "tds => tds.map(td => td.innerText)")
+        assert cells[1:4] == ["Alice v Bob", "5", ServedOutcome.said(ReviewFolder(batch_folder).matches()[1])]
 
 
 def test_enter_accepts_after_j_k_and_a_correction(browser_page: Any, sample_report: Path) -> None:
@@ -504,3 +507,14 @@ def test_the_page_fits_a_phone_screen(browser_page: Any, solved_sample: tuple[Pa
         assert page.locator("header").bounding_box()["height"] < 160
         assert page.locator("#detail").bounding_box()["height"] > 400
         screenshot(page, "5-phone")
+
+
+class ServedOutcome:
+    """What the folder page says of a match's result (folder.js's result())."""
+
+    @staticmethod
+    def said(entry: dict[str, Any]) -> str:
+        bottom, top = entry["players"]
+        if entry["winner"] is not None:
+            return f"{entry['winner']} won {max(entry['score'])}-{min(entry['score'])}"
+        return f"{bottom} {entry['score'][0]}, {top} {entry['score'][1]}" + (" (unfinished)" if entry["length"] else "")

@@ -95,3 +95,30 @@ def test_a_match_scanned_again_gets_a_new_session(batch_folder: Path) -> None:
     renewed = folder.session(1)
     assert renewed is not first and folder.session(1) is renewed
     assert first.state()["mat"] == "m2.mat" and renewed.state()["mat"] == "m2-new.mat"
+
+
+def test_each_match_is_listed_with_its_players_length_result_and_dances(batch_folder: Path) -> None:
+    """The director's view: who played, to how many points, who won and by what score, the closed-out turns
+    written as dances. A closed match's come from its .mat (corrections are written into it); an open one's
+    from its session, as corrected."""
+    from digitise.game.record import outcome
+    from digitise.notation.mat import read_mat
+
+    closed = ReviewFolder(batch_folder).matches()
+    # The fixture's .mat files hold no game yet: nothing said rather than a made-up result.
+    assert [(m["players"], m["score"], m["winner"]) for m in closed] == [(None, None, None)] * 2
+    folder = ReviewFolder(batch_folder)
+    session = folder.session(2)
+    session.correct(TRUE_PLAY)
+    ended = session.outcome()
+    assert ended is not None and ended.players == ("Alice", "Bob") and ended.length == 5
+    listed = folder.matches()[1]
+    assert (listed["players"], listed["length"], listed["score"], listed["winner"], listed["games"]) == (
+        ["Alice", "Bob"], 5, [ended.score.bottom, ended.score.top], ended.winner_name, ended.games)
+    assert listed["closed_out"] == session.report.get("closed_out", 0)
+    # Closed again, the same from the .mat the correction was written into.
+    written = outcome(read_mat(batch_folder / "m10.mat").match)
+    assert written == ended
+    again = ReviewFolder(batch_folder).matches()[1]
+    assert {k: again[k] for k in ("players", "length", "score", "winner")} == {
+        k: listed[k] for k in ("players", "length", "score", "winner")}
