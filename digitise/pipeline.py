@@ -82,6 +82,8 @@ class ScanOptions:
     roster_file: Path | None = None
     #: Learn the recorder's hand from the match's sure turns and read the rest again (``--no-adapt``: off).
     adapt: bool = True
+    #: A batch's shared page memory (:class:`PageBudget`): its lock file and its bytes. None: not shared.
+    page_memory: tuple[Path, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -920,6 +922,10 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     if options.corrections is None and os.path.isfile(reviewed):
         # A match converted again (--force) keeps what its review said.
         options = replace(options, corrections=reviewed)
+    from digitise.vision.images import share_page_memory
+
+    budget = PageBudget(*options.page_memory) if options.page_memory else None
+    shared = share_page_memory(budget)
     try:
         summary = scan(list(job.pages), job.output, job.report, options, on_page=on_page)
     except DigitiseError as exc:
@@ -931,6 +937,10 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
         log.debug("job %s crashed", job.name, exc_info=True)
         return JobResult(job.name, "failed", job.page_count, f"{job.name}: internal error: {type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start, code=int(ExitCode.INTERNAL))
+    finally:
+        share_page_memory(shared)
+        if budget is not None:
+            budget.close()
     status = "flagged" if summary.exit_code is ExitCode.FLAGGED else "done"
     # The pages as read: a damaged TIFF or PDF may hold more than could be counted before reading it.
     pages = max(job.page_count, summary.pages + len(summary.page_errors))
@@ -1145,8 +1155,16 @@ def batch(
     make_folder(output_dir)
     with _batch_lock(output_dir):
         check_summaries(output_dir, options.overwrite)
-        return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
-                         page_progress, started, runner)
+        pages_lock = output_dir / PAGES_LOCK_NAME
+        if options.page_memory is None:
+            options = replace(options, page_memory=(pages_lock, batch_page_memory()))
+        try:
+            return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
+                             page_progress, started, runner)
+        finally:
+            for lock in (pages_lock, _mutex_of(pages_lock)):
+                with contextlib.suppress(OSError):
+                    lock.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -1208,6 +1226,109 @@ def _remove_orphans(output_dir: Path) -> None:
 
 #: The hidden file a batch locks in its output folder while it runs.
 LOCK_NAME = ".digitise-batch.lock"
+#: The hidden file whose locks share the batch's page memory among its workers (:class:`PageBudget`).
+PAGES_LOCK_NAME = ".digitise-pages.lock"
+#: The part of the machine's memory the pages a batch's workers decode may take together: each worker
+#: holds a page's peak (a 600-megapixel colour page: 3.4 GB) while it reads it, and waits while the others
+#: hold too much. A page larger than the whole is read alone.
+PAGE_MEMORY_SHARE = 0.5
+#: Its unit: a 300-dpi A4 colour page at its peak takes about one.
+PAGE_MEMORY_UNIT = 64 << 20
+
+
+def batch_page_memory() -> int:
+    """The bytes of decoded pages a batch's workers may hold at once (:data:`PAGE_MEMORY_SHARE` of memory)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX: as much as 8 GB
+        physical = 16 << 30
+    return max(PAGE_MEMORY_UNIT, int(physical * PAGE_MEMORY_SHARE))
+
+
+class PageBudget:
+    """Bytes of decoded pages the processes of a batch hold at once, shared through locks on one file.
+
+    The bytes are cut into units of :data:`PAGE_MEMORY_UNIT`, each a byte of
+    the file that a process holding it locks (POSIX record locks: held by
+    the process, gone with it if it is killed, so a worker's death frees its
+    share). A process takes its units with a lock on a second file held,
+    so two never wait on each other with some units each. One page at a time
+    a process (a batch's worker reads its pages in turn); a job's budget is
+    closed when the job ends.
+    """
+
+    def __init__(self, path: Path, total: int) -> None:
+        self.path = path
+        self.units = max(1, total // PAGE_MEMORY_UNIT)
+        self._files: tuple[Any, Any] | None = None
+
+    def _handles(self) -> tuple[Any, Any]:
+        """The units' file and the file locked while units are taken, open for the process's life: closing
+        any descriptor of a file drops all the process's record locks on it."""
+        if self._files is None:
+            self._files = (open(self.path, "a+b"), open(_mutex_of(self.path), "a+b"))  # noqa: SIM115
+        return self._files
+
+    def close(self) -> None:
+        """Let go of the files (and so of any unit still held)."""
+        for handle in self._files or ():
+            handle.close()
+        self._files = None
+
+    @contextlib.contextmanager
+    def hold(self, nbytes: int, *, wait: bool = True) -> Iterator[None]:
+        """Hold ``nbytes`` (at least a unit, at most all) for the block; ``wait=False``: raise
+        ``BlockingIOError`` at once rather than wait for them."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: nothing shared
+            yield
+            return
+        wanted = min(self.units, max(1, -(-nbytes // PAGE_MEMORY_UNIT)))
+        units, mutex = self._handles()
+        fd = units.fileno()
+        held: list[int] = []
+        try:
+            with _flocked(mutex, wait):
+                for unit in range(self.units):
+                    if len(held) == wanted:
+                        break
+                    try:
+                        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, unit)
+                        held.append(unit)
+                    except OSError:
+                        continue
+                if len(held) < wanted and not wait:
+                    raise BlockingIOError(f"{wanted} of {self.units} units of page memory are not free")
+                for unit in range(self.units):
+                    if len(held) == wanted:
+                        break
+                    if unit not in held:
+                        # Only their holders hold the others now, and they let go without this lock.
+                        fcntl.lockf(fd, fcntl.LOCK_EX, 1, unit)
+                        held.append(unit)
+            yield
+        finally:
+            for unit in held:
+                with contextlib.suppress(OSError):
+                    fcntl.lockf(fd, fcntl.LOCK_UN, 1, unit)
+
+
+def _mutex_of(path: Path) -> Path:
+    """The file a :class:`PageBudget` locks while a process takes its units."""
+    return path.with_name(path.name + ".taking")
+
+
+@contextlib.contextmanager
+def _flocked(handle: Any, wait: bool) -> Iterator[None]:
+    """The open file ``handle`` locked whole for the block."""
+    import fcntl
+
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    try:
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 #: Why a batch is refused an output folder another batch holds.
 LOCKED = "another batch is converting into this folder now: wait for it to end, or give another output folder"
 

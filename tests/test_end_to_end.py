@@ -276,7 +276,7 @@ def test_batch_converts_the_good_and_lists_the_bad(model: Path, tmp_path: Path) 
     assert got.silent == 0, got.differences
     # Only the match's own outputs and the summary: nothing half-written is left behind.
     assert sorted(p.name for p in out.iterdir()) == [
-        "chen-dana.mat", "chen-dana.report.json", "chen-dana.report.readings.json", "summary.json"]
+        "chen-dana.mat", "chen-dana.report.json", "chen-dana.report.readings.json", "summary.csv", "summary.json"]
 
     again = _batch(scans_dir, out)
     assert again.returncode == int(ExitCode.BAD_INPUT)

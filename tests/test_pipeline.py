@@ -7,6 +7,7 @@ import io
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -830,3 +831,86 @@ def test_the_summary_csv_has_a_row_a_match_and_keeps_formulas_as_text(tmp_path: 
                        "2", "8", "a note", "", "m1.report.json"]
     assert rows[2] == ["m2", "failed", "", "", "", "", "", "", "", "", "", "", "", "1", "",
                        "m2/p.png: not a recording note", ""]
+
+
+def _hold_units(path: str, units: int, held: Any, done: Any) -> None:
+    """In another process (a batch's worker): hold ``units`` of a 4-unit page memory until ``done`` is set."""
+    from digitise.pipeline import PAGE_MEMORY_UNIT, PageBudget
+
+    budget = PageBudget(Path(path), 4 * PAGE_MEMORY_UNIT)
+    with budget.hold(units * PAGE_MEMORY_UNIT):
+        held.set()
+        done.wait(60)
+
+
+def test_the_page_memory_a_batch_shares_is_never_overdrawn_across_its_processes(tmp_path: Path) -> None:
+    """One process holding 3 of 4 units: another gets 1 at once, not 2, until the first lets go, or dies."""
+    import multiprocessing
+
+    from digitise.pipeline import PAGE_MEMORY_UNIT, PageBudget
+
+    context = multiprocessing.get_context("spawn")
+    lock = tmp_path / ".digitise-pages.lock"
+    for ends in ("lets go", "killed"):
+        held, done = context.Event(), context.Event()
+        worker = context.Process(target=_hold_units, args=(str(lock), 3, held, done))
+        worker.start()
+        try:
+            assert held.wait(60)
+            budget = PageBudget(lock, 4 * PAGE_MEMORY_UNIT)
+            with pytest.raises(BlockingIOError):
+                with budget.hold(2 * PAGE_MEMORY_UNIT, wait=False):
+                    pass
+            with budget.hold(PAGE_MEMORY_UNIT, wait=False):
+                pass
+            # A page larger than the whole memory waits for all of it (then is read alone).
+            with pytest.raises(BlockingIOError):
+                with budget.hold(100 * PAGE_MEMORY_UNIT, wait=False):
+                    pass
+            if ends == "lets go":
+                done.set()
+            else:
+                worker.kill()
+            worker.join(60)
+            with budget.hold(4 * PAGE_MEMORY_UNIT, wait=False):
+                pass
+            budget.close()
+        finally:
+            done.set()
+            worker.join(60)
+
+
+def _memory_said(job: Job, options: ScanOptions) -> JobResult:
+    """Says the page memory the batch gave its jobs (in its reason)."""
+    assert options.page_memory is not None
+    path, total = options.page_memory
+    return JobResult(job.name, "done", 1, f"{path.name} {total}")
+
+
+def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from digitise import pipeline
+    from digitise.vision import images
+
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert pipeline.batch_page_memory() == physical // 2
+    out = tmp_path / "out"
+    summary = batch(_tree(tmp_path), out, ScanOptions(), jobs=2, runner=_memory_said)
+    said = {r.reason for r in summary.results if r.status == "done"}
+    assert said == {f".digitise-pages.lock {physical // 2}"}
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".digitise-pages")]
+
+    # Each job of a worker reads its pages in that memory (run_job shares it, and stops when the job ends).
+    seen: list[object] = []
+
+    def scan_seeing(*args: Any, **kwargs: Any) -> Any:
+        seen.append(images._page_memory)
+        raise InputError("not a note")
+
+    monkeypatch.setattr(pipeline, "scan", scan_seeing)
+    job = Job("m1", (tmp_path / "p.png",), out / "m1.mat", out / "m1.report.json", 1)
+    pipeline.run_job(job, ScanOptions(page_memory=(out / "x.lock", 8 * pipeline.PAGE_MEMORY_UNIT)))
+    assert isinstance(seen[0], pipeline.PageBudget) and seen[0].units == 8
+    assert images._page_memory is None

@@ -30,10 +30,10 @@ import threading
 import warnings
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
@@ -75,6 +75,38 @@ MAX_PAGE_PIXELS = 600_000_000
 #: bytes a sample): a 600-megapixel colour page at 8 bits. A 4.5 MB PNG of 24000 x 24000 16-bit RGBA
 #: pixels is under the pixel limit and decodes to 4.6 GB: it took a batch to 23 GB and the kernel killed it.
 MAX_PAGE_BYTES = 3 * MAX_PAGE_PIXELS
+#: What a decoded page takes at its peak, for each byte of its pixels: its picture, the grey and
+#: levelled copies made of it and the reduced ones (a 600-megapixel colour page: 1.8 GB of pixels,
+#: 3.4 GB at its peak).
+PAGE_PEAK_FACTOR = 1.9
+
+
+class PageMemory(Protocol):
+    """Memory shared by the processes that decode pages at once (a batch's workers): each page holds its
+    share while it is decoded and read (:func:`share_page_memory`)."""
+
+    def hold(self, nbytes: int) -> AbstractContextManager[None]:
+        """Hold ``nbytes`` of the shared memory for the block, waiting while others hold too much of it."""
+
+
+#: The memory pages decoded in this process hold a share of (None: no one to share with).
+_page_memory: PageMemory | None = None
+
+
+def share_page_memory(memory: PageMemory | None) -> PageMemory | None:
+    """Make every page decoded in this process from now on hold its peak (:data:`PAGE_PEAK_FACTOR`) in
+    ``memory`` while it is decoded and read; None: no more. Returns what was shared before."""
+    global _page_memory
+    before, _page_memory = _page_memory, memory
+    return before
+
+
+def _held(pixels: int, pixel_bytes: int) -> AbstractContextManager[None]:
+    """Hold a page's peak in the shared page memory, if there is one."""
+    memory = _page_memory
+    return nullcontext() if memory is None else memory.hold(int(pixels * pixel_bytes * PAGE_PEAK_FACTOR))
+
+
 #: Rows composited onto white at a time for a picture with transparency: float work a slice at a time,
 #: not over the whole page (four float copies of a large RGBA page are gigabytes).
 ALPHA_ROWS = 512
@@ -1222,7 +1254,6 @@ def _tiff_name(value: int, enum: str = "COMPRESSION") -> str:
 
 
 def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
-    from PIL import Image
 
     # Asked only when Pillow fails (a walk of every frame's directory: nothing to pay for a sound file).
     frames = functools.cache(lambda: _tiff_frame_count(data))
@@ -1268,37 +1299,47 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 yield _as_page(_to_uint8(array), path, number, dpi)
                 continue
             width, height = frame.size
-            too_large = _too_large(width, height, _pillow_pixel_bytes(frame.mode, len(frame.getbands())))
+            pixel_bytes = _pillow_pixel_bytes(frame.mode, len(frame.getbands()))
+            too_large = _too_large(width, height, pixel_bytes)
             if too_large:
                 yield PageError(too_large, path, page)
                 continue
-            said: list[str] = []
-            try:
-                # libtiff decodes compressed strips (LZW, fax, deflate): it says what it patched over on stderr.
-                with _native_messages() as said:
-                    frame.load()
-                dpi_info = frame.info.get("dpi")
-                orientation = frame.tag_v2.get(274)
-                array = _frame_pixels(frame)
-            except Image.DecompressionBombError as exc:  # pragma: no cover - our limit is checked first
-                yield PageError(f"image too large: {exc}", path, page)
-                continue
-            except _TIFF_DAMAGE as exc:
-                errors = _libtiff_errors(said)
-                why = f"{exc} ({errors[0]})" if errors else str(exc)
-                yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path, page)
-                continue
-            if array.ndim == 3:
-                array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
-            errors = _libtiff_errors(said)
-            yield _as_page(orient(_to_uint8(array), _first(orientation) if orientation else 1), path, number,
-                           float(dpi_info[0]) if dpi_info else None,
-                           damage=_damage("TIFF", errors) if errors else None)
+            with _held(width * height, pixel_bytes):
+                yield from _tiff_frame_page(frame, path, number)
     finally:
         if container is not None:
             container.close()
     if produced == 0:
         raise InputError("the TIFF holds no page", path)
+
+
+def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage | PageError]:
+    """The page of a TIFF frame Pillow opened, or the PageError saying why it cannot be decoded."""
+    from PIL import Image
+
+    page = f"page {number}"
+    said: list[str] = []
+    try:
+        # libtiff decodes compressed strips (LZW, fax, deflate): it says what it patched over on stderr.
+        with _native_messages() as said:
+            frame.load()
+        dpi_info = frame.info.get("dpi")
+        orientation = frame.tag_v2.get(274)
+        array = _frame_pixels(frame)
+    except Image.DecompressionBombError as exc:  # pragma: no cover - our limit is checked first
+        yield PageError(f"image too large: {exc}", path, page)
+        return
+    except _TIFF_DAMAGE as exc:
+        errors = _libtiff_errors(said)
+        why = f"{exc} ({errors[0]})" if errors else str(exc)
+        yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path, page)
+        return
+    if array.ndim == 3:
+        array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
+    errors = _libtiff_errors(said)
+    yield _as_page(orient(_to_uint8(array), _first(orientation) if orientation else 1), path, number,
+                   float(dpi_info[0]) if dpi_info else None,
+                   damage=_damage("TIFF", errors) if errors else None)
 
 
 def pdf_render_scale(width_pt: float, height_pt: float) -> float:
@@ -1472,8 +1513,11 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     elif kind == "tiff":
         yield from _tiff_pages(data, file)
     else:
-        image, damage = _decode_single(data, file, kind)
-        yield _as_page(image, file, 1, damage=damage)
+        declared = _declared_size(data, kind)
+        # Held until the next page is asked for: the page is read (its copies made) in between.
+        with _held(declared[0] * declared[1] if declared else 0, _png_pixel_bytes(data) if kind == "png" else 3):
+            image, damage = _decode_single(data, file, kind)
+            yield _as_page(image, file, 1, damage=damage)
 
 
 def page_count(path: str | Path) -> int:

@@ -6,6 +6,7 @@ import io
 import re
 import zlib
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -972,3 +973,46 @@ def test_a_cut_pdfs_picture_too_large_to_decode_is_a_bad_page(tmp_path: Path) ->
     target.write_bytes(b"%PDF-1.4\n" + _pdf_picture_object(3, bytes(jpeg), b"%d" % len(jpeg)))
     (page,) = iter_pages(target)
     assert isinstance(page, PageError) and page.reason.startswith("image too large"), page
+
+
+class _RecordedMemory:
+    """Page memory that records what each page held, and when it let go."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def hold(self, nbytes: int) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def held() -> Any:
+            self.events.append(f"hold {nbytes}")
+            try:
+                yield
+            finally:
+                self.events.append(f"free {nbytes}")
+
+        return held()
+
+
+def test_a_page_holds_its_peak_in_the_shared_page_memory_while_it_is_read(tmp_path: Path) -> None:
+    """A batch's N workers each held a decoded page of up to 600 megapixels (3.4 GB at its peak) at once,
+    with nothing to cap the total: each page now holds its peak in the memory the batch shares while it is
+    decoded and read, and lets go when the next page is asked for."""
+    png, tiff = tmp_path / "p.png", tmp_path / "p.tif"
+    cv2.imwrite(str(png), np.full((600, 500, 3), 200, np.uint8))
+    Image.new("L", (500, 600), 255).save(tiff, save_all=True, append_images=[Image.new("L", (500, 600), 255)])
+    memory = _RecordedMemory()
+    before = images.share_page_memory(memory)
+    try:
+        pages = images.iter_pages(png)
+        next(pages)
+        peak = int(600 * 500 * 3 * images.PAGE_PEAK_FACTOR)
+        assert memory.events == [f"hold {peak}"]  # held while the page is read
+        assert list(pages) == [] and memory.events == [f"hold {peak}", f"free {peak}"]
+        memory.events.clear()
+        assert len(list(images.iter_pages(tiff))) == 2
+        peak = int(600 * 500 * images.PAGE_PEAK_FACTOR)
+        assert memory.events == [f"hold {peak}", f"free {peak}"] * 2
+    finally:
+        assert images.share_page_memory(before) is memory
