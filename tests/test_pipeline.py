@@ -858,15 +858,13 @@ def test_the_page_memory_a_batch_shares_is_never_overdrawn_across_its_processes(
         try:
             assert held.wait(60)
             budget = PageBudget(lock, 4 * PAGE_MEMORY_UNIT)
-            with pytest.raises(BlockingIOError):
-                with budget.hold(2 * PAGE_MEMORY_UNIT, wait=False):
-                    pass
+            with pytest.raises(BlockingIOError), budget.hold(2 * PAGE_MEMORY_UNIT, wait=False):
+                pass
             with budget.hold(PAGE_MEMORY_UNIT, wait=False):
                 pass
             # A page larger than the whole memory waits for all of it (then is read alone).
-            with pytest.raises(BlockingIOError):
-                with budget.hold(100 * PAGE_MEMORY_UNIT, wait=False):
-                    pass
+            with pytest.raises(BlockingIOError), budget.hold(100 * PAGE_MEMORY_UNIT, wait=False):
+                pass
             if ends == "lets go":
                 done.set()
             else:
