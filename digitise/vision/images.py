@@ -1437,14 +1437,16 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
         if too_large:
             yield PageError(too_large, path, f"page {index + 1}")
             continue
-        decoded = _decode_jpeg(picture, _PDF_PICTURE)
-        if decoded is None:
-            yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")
-            continue
-        image, damage = decoded
-        notes = [said] if index == 0 else []
-        notes += [damage] if damage is not None else []
-        yield _as_page(_to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
+        declared = _declared_size(picture, "jpeg")
+        with _held(declared[0] * declared[1] if declared else 0, 3):
+            decoded = _decode_jpeg(picture, _PDF_PICTURE)
+            if decoded is None:
+                yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")
+                continue
+            image, damage = decoded
+            notes = [said] if index == 0 else []
+            notes += [damage] if damage is not None else []
+            yield _as_page(_to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
 
 
 def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
