@@ -13,14 +13,13 @@ its peak and the wall time are printed.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-
-import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,18 +39,34 @@ def pages(folder: Path, megapixels: float) -> Path:
     return scans
 
 
+def _tree_rss(root: int) -> int:
+    """Resident bytes of process ``root`` and all its descendants, from /proc (Linux)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        rss[int(entry)] = int(fields[21]) * page
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return total
+
+
 def peak_while(run: threading.Thread) -> int:
     """The most resident memory this process and its descendants held together while ``run`` ran."""
-    me = psutil.Process()
     peak = 0
     while run.is_alive():
-        total = 0
-        for process in (me, *me.children(recursive=True)):
-            try:
-                total += process.memory_info().rss
-            except psutil.Error:
-                continue
-        peak = max(peak, total)
+        peak = max(peak, _tree_rss(os.getpid()))
         time.sleep(0.02)
     return peak
 

@@ -1582,7 +1582,8 @@ def _converted_before(job: Job) -> JobResult:
         notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
         return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]),
                        set_aside=_set_aside(summary), report=str(job.report),
-                       page_errors=errors, notes=notes, closed_out=_count_of(doc, "closed_out"))
+                       page_errors=errors, notes=notes, closed_out=_count_of(doc, "closed_out"),
+                       games=_count_of(summary, "games") or result.games)
     except DigitiseError as exc:
         # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.
         return replace(result, report=str(job.report), notes=(exc.message,))
