@@ -10,7 +10,11 @@ resolution (the synthetic sheets are drawn on it directly).
 What is printed: the four ArUco markers, thin mid-grey cell lines with a
 thicker line between the 7 and 6 squares, small locating dots above and
 below each point column, each board's index in the middle row under
-``Bres``, and light header labels over the header boxes.
+``Bres``, light header labels over the header boxes, a one-line legend of
+the convention in the header band, and small light point numbers outside
+the rows (White's count, the recorder's: 13-24 along the top row, 12-1
+along the bottom) beyond the dots, further from the squares than a cell's
+image reaches (:data:`NUMBER_GAP_MM`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,14 @@ INDEX_GREY = 0.45
 LABEL_MM = 1.7
 INDEX_MM = 3.4
 FOOTER_MM = 1.5
+LEGEND_MM = 1.4
+NUMBER_MM = 1.1
+#: The point numbers' nearest edge lies this far (mm) outside their row: beyond the locating dots
+#: (1.6 +- 0.35 mm) and the margin a cell's image keeps around its square (1.5 mm, vision.ink).
+NUMBER_GAP_MM = 2.2
+#: The legend printed in the header band, above the event box.
+LEGEND = ("one board per turn; write each die where its checker lands; "
+          "cross out dice that cannot be played; arrow = double")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +169,31 @@ def sheet_primitives(
             where = template.field_labels.get(name)
             y = where.bottom - 0.5 if where is not None else rect.y - 0.5
             texts.append(Text(FIELD_LABELS.get(name, name), rect.x + 0.3, y, LABEL_MM, LABEL_GREY))
+        texts.extend(_point_numbers(template))
+        event = template.field_labels.get("event")
+        if event is not None:
+            # Centred over the event box's label strip, clear of its "Event" label at the left.
+            texts.append(Text(LEGEND, event.centre[0], event.bottom - 0.5, LEGEND_MM, LABEL_GREY, centred=True))
         page_w, page_h = template.page_mm
-        footer = f"digitise recording note - {template.name} - one board per turn: write each die where the checker lands"
+        footer = (f"digitise recording note - {template.name} - "
+                  "point numbers are White's, the recorder's: the bottom row is White's home side")
         texts.append(Text(footer, page_w / 2, page_h - 8.5, FOOTER_MM, LABEL_GREY, centred=True))
     drawings = tuple(MarkerDrawing(m.rect, marker_bits(m.id)) for m in template.markers) if markers else ()
     return Primitives(tuple(lines), dots, tuple(texts), drawings)
+
+
+def _point_numbers(template: Template) -> list[Text]:
+    """White's point number of every point square, above the top row and below the bottom row."""
+    texts: list[Text] = []
+    for board in template.boards:
+        for p in range(1, 13):
+            top, bottom = board.cells[f"B{p}"], board.cells[f"W{p}"]
+            # B{p} is White's 25 - p point (Black's p point), W{p} White's p point.
+            texts.append(Text(str(25 - p), top.centre[0], top.y - NUMBER_GAP_MM, NUMBER_MM, LABEL_GREY,
+                              centred=True))
+            texts.append(Text(str(p), bottom.centre[0], bottom.bottom + NUMBER_GAP_MM + NUMBER_MM, NUMBER_MM,
+                              LABEL_GREY, centred=True))
+    return texts
 
 
 # --- PDF ---------------------------------------------------------------------------------

@@ -144,3 +144,43 @@ def test_cli_template(tmp_path: Path) -> None:
     assert not (tmp_path / "x.pdf").exists()
     result = runner.invoke(cli, ["template", "-o", str(pdf)])
     assert result.exit_code == ExitCode.OUTPUT
+
+
+@pytest.mark.parametrize("paper", ["a4", "letter"])
+def test_point_numbers_and_legend_touch_no_square_nor_its_margin(paper: str) -> None:
+    """What only teaches the writer (point numbers, legend, labels) prints nowhere a cell's or field's image reaches."""
+    from digitise.vision.ink import CELL_MARGIN_MM
+
+    template = load_template(paper)
+    dpi = 300
+    s = px_per_mm(dpi)
+    taught = render_template(template, dpi).astype(np.int16) - render_template(template, dpi, labels=False)
+    printed = np.abs(taught) > 8
+    reach = CELL_MARGIN_MM + 0.3  # the margin every cell's image keeps, and a little for the page's fit
+    for board in template.boards:
+        for name, rect in board.cells.items():
+            x0, y0 = round((rect.x - reach) * s), round((rect.y - reach) * s)
+            x1, y1 = round((rect.right + reach) * s), round((rect.bottom + reach) * s)
+            assert not printed[max(y0, 0):y1, max(x0, 0):x1].any(), (board.index, name)
+    for name, rect in template.fields.items():
+        inside = printed[round(rect.y * s):round(rect.bottom * s), round(rect.x * s):round(rect.right * s)]
+        assert not inside.any(), name
+
+
+def test_point_numbers_are_whites_count_beside_their_squares(a4: Template) -> None:
+    """Above B1 stands 24 (White's 24 point is Black's 1), below W6 stands 6, one number a point square a row."""
+    from digitise.sheet.printing import LEGEND, NUMBER_MM, sheet_primitives
+
+    texts = sheet_primitives(a4).texts
+    board = a4.board(3)
+
+    def under_or_over(rect_name: str) -> list[str]:
+        rect = board.cells[rect_name]
+        return [t.text for t in texts if t.height == NUMBER_MM and abs(t.x - rect.centre[0]) < 0.01
+                and (rect.y - 3.5 < t.y < rect.y if rect_name.startswith("B") else rect.bottom < t.y < rect.bottom + 3.5)]
+
+    assert under_or_over("B1") == ["24"] and under_or_over("B12") == ["13"]
+    assert under_or_over("W6") == ["6"] and under_or_over("W12") == ["12"]
+    assert sum(t.height == NUMBER_MM for t in texts) == 8 * 24
+    assert [t.text for t in texts].count(LEGEND) == 1
+    assert not any(t.height == NUMBER_MM for t in sheet_primitives(a4, labels=False).texts)
