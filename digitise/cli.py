@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import signal
 import sys
 import traceback
@@ -190,9 +191,9 @@ def _tell(summary: ScanSummary, exit_zero: bool = False) -> None:
                         f"{_count(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
                         f"{aside}{closed}"))
     if summary.flagged and summary.report:
-        click.echo(f"review them with: digitise review {shell_quoted(summary.report)}")
+        click.echo(f"review them with: {_as_typed()} review {shell_quoted(summary.report)}")
     elif summary.flagged:
-        click.echo("to review them, run this again with --report FILE.json, then: digitise review FILE.json")
+        click.echo(f"to review them, run this again with --report FILE.json, then: {_as_typed()} review FILE.json")
     raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
 
 
@@ -206,6 +207,18 @@ def _flags_said(flagged: int, set_aside: int, turns: int) -> str:
     if set_aside:
         said.append(f"{_count(set_aside, 'board')} set aside" + ("" if flagged_turns else f" ({_count(turns, 'turn')})"))
     return ", ".join(said)
+
+
+def _as_typed() -> str:
+    """digitise as the user can type it again: ``digitise`` when that is on the PATH, else the path this run
+    was started by (``.venv/bin/digitise`` before the environment is activated, as ``scripts/demo`` runs it)."""
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name != "digitise":
+        return "digitise"  # run as a module or from a test: the installed command's name
+    found = shutil.which("digitise")
+    if found is not None and os.path.realpath(found) == os.path.realpath(started):
+        return "digitise"
+    return shell_quoted(started)
 
 
 def shell_quoted(path: str) -> str:
@@ -379,12 +392,12 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
             turns = _flags_said(r.flagged, r.set_aside, r.turns)
             turns = f"{turns}; " if turns else ""
             before = " (converted before)" if r.status == "skipped" else ""
-            _say(f"digitise: flagged: {r.name}{before}: {turns}review with: digitise review "
+            _say(f"digitise: flagged: {r.name}{before}: {turns}review with: {_as_typed()} review "
                  f"{shell_quoted(str(r.report))}")
             to_review += 1
         _problems(r.page_errors, r.notes, f"{r.name}: ")
     if to_review > 1:
-        _say(f"digitise: review all {to_review} flagged matches from one page: digitise review "
+        _say(f"digitise: review all {to_review} flagged matches from one page: {_as_typed()} review "
              f"{shell_quoted(str(output_dir))}")
     if summary.loose_pages > 1:
         _say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -1486,3 +1487,23 @@ def test_exit_zero_still_fails_on_bad_input(tmp_path: Path, command: str) -> Non
     else:
         result = run("batch", bad_page.parent, "-o", tmp_path / "out", "--jobs", "1", "--exit-zero")
     assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+
+
+@pytest.mark.parametrize("on_path", [False, True])
+def test_review_hint_names_digitise_as_it_can_be_typed_again(tmp_path: Path, on_path: bool) -> None:
+    """Started as .venv/bin/digitise (scripts/demo, before the environment is activated) the hint says that path;
+    with digitise on the PATH it says ``digitise``: either way the printed command works as printed."""
+    import subprocess
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    launcher = bin_dir / "digitise"
+    launcher.write_text(f"#!{sys.executable}\nfrom digitise.cli import main\nraise SystemExit(main())\n")
+    launcher.chmod(0o755)
+    path = os.pathsep.join(([str(bin_dir)] if on_path else []) + [os.path.dirname(sys.executable), "/usr/bin", "/bin"])
+    env = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT)}
+    command = "digitise" if on_path else "venv/bin/digitise"
+    done = subprocess.run([command, "solve", str(READINGS), "-o", "x.mat", "--report", "x.json"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == ExitCode.FLAGGED, done.stderr
+    assert done.stdout.splitlines()[-1] == f"review them with: {command} review x.json"
