@@ -191,6 +191,10 @@ class Template:
         return json.dumps(doc, indent=1) + "\n"
 
 
+#: A board's box in its readings (the picture the review page shows): its cells and this much (mm) around.
+BOARD_BOX_MARGIN_MM = 2.0
+
+
 def board_rect(board: BoardGeometry) -> Rect:
     """Bounding box of all the cells of ``board``."""
     rects = list(board.cells.values())

@@ -50,6 +50,7 @@ from digitise.errors import DigitiseError, OptionError
 from digitise.fileio import json_document
 from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
+from digitise.review.first_view import first_view
 from digitise.review.folder import ReviewFolder
 from digitise.review.session import ChangedElsewhere, CorrectionRefused, ReviewSession
 
@@ -356,7 +357,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._folder_get(path)
             return
         if path in ("/", "/index.html"):
-            self._static("index.html")
+            # The first turn to review drawn in the first answer: no blank page while the state is fetched.
+            page = first_view((STATIC_DIR / "index.html").read_text(encoding="utf-8"), session.state())
+            self._send(HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8")
         elif path == "/api/state":
             self._json(HTTPStatus.OK, session.state())
         elif path == "/api/board.svg":

@@ -31,6 +31,7 @@ from digitise.game.match import MAX_MATCH_LENGTH, Cube, MatchState
 from digitise.game.position import Position, Side
 from digitise.game.record import MatchOutcome, outcome
 from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
+from digitise.notation.template import BOARD_BOX_MARGIN_MM, BoardGeometry, Template, board_rect, load_template
 from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
@@ -397,6 +398,7 @@ class ReviewSession:
         self.messages: list[str] = []
         self._lock = threading.Lock()
         self._crops: dict[tuple[int, int], bytes] = {}
+        self._templates: dict[str, Template | None] = {}
         self._pages: dict[tuple[Path, int], Any] = {}
         if self.readings is None:
             self.messages.append(
@@ -588,6 +590,7 @@ class ReviewSession:
                         "candidates": candidates,
                         "changed": (page, board) in changed,
                         "has_crop": self._has_crop(page, board),
+                        "cell_boxes": self._cell_boxes(page, board),
                     }
                 )
             games = [
@@ -655,6 +658,22 @@ class ReviewSession:
             "reviewed": self.header.to_json(),
         }
 
+    def _cell_boxes(self, page: int, board: int) -> dict[str, list[float]]:
+        """Where each square of the board lies on its picture (see :func:`cell_boxes`); {} without a picture."""
+        source = self.boards().get((page, board))
+        if source is None or source.box is None or not self._has_crop(page, board):
+            return {}
+        name = self._template_of(page)
+        if name not in self._templates:
+            try:
+                self._templates[name] = load_template(name)
+            except DigitiseError:
+                self._templates[name] = None  # a paper file moved away since the scan: no outlines
+        template = self._templates[name]
+        if template is None or board not in {b.index for b in template.boards}:
+            return {}
+        return cell_boxes(template.board(board), source.box)
+
     def _has_crop(self, page: int, board: int) -> bool:
         source = self.boards().get((page, board))
         return source is not None and source.box is not None and source.image in self._images()
@@ -679,7 +698,7 @@ class ReviewSession:
         image = self._page_pixels(source)
         if image is None:
             return None
-        crop = _cut(image, source.box, margin=0.04)
+        crop = _cut(image, source.box, margin=CROP_MARGIN)
         if crop is None:
             return None
         ok, encoded = cv2.imencode(".png", crop)
@@ -1094,6 +1113,33 @@ def _marks_json(reading: Any) -> dict[str, float]:
     if reading is None:
         return {}
     return {"crossed": reading.crossed, "arrow": reading.arrow, "letters": reading.letters}
+
+
+#: The paper kept around a board's picture: this share of its box's width and height on each side.
+CROP_MARGIN = 0.04
+
+
+def cell_boxes(board: BoardGeometry, box: tuple[int, int, int, int]) -> dict[str, list[float]]:
+    """Where each square of ``board`` lies on its picture (:meth:`ReviewSession.crop_png`): left, top, width and
+    height as shares of the picture's width and height.
+
+    ``box`` is the board's box in the page (its cells and BOARD_BOX_MARGIN_MM around them), the picture that
+    box and CROP_MARGIN around it. An upright board's squares fall exactly there; a board photographed at an
+    angle, or cut at the page's edge, roughly: enough to point at a square.
+    """
+    rect = board_rect(board)
+    _, _, w, h = box
+    dx, dy = int(w * CROP_MARGIN), int(h * CROP_MARGIN)
+    width, height = w + 2 * dx, h + 2 * dy
+    sx = w / (rect.w + 2 * BOARD_BOX_MARGIN_MM)
+    sy = h / (rect.h + 2 * BOARD_BOX_MARGIN_MM)
+    boxes: dict[str, list[float]] = {}
+    for name, cell in board.cells.items():
+        left = dx + (cell.x - rect.x + BOARD_BOX_MARGIN_MM) * sx
+        top = dy + (cell.y - rect.y + BOARD_BOX_MARGIN_MM) * sy
+        boxes[name] = [round(left / width, 4), round(top / height, 4), round(cell.w * sx / width, 4),
+                       round(cell.h * sy / height, 4)]
+    return boxes
 
 
 def _cut(image: Any, box: tuple[int, int, int, int], margin: float) -> Any:

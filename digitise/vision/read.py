@@ -30,7 +30,14 @@ import numpy as np
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading, CellReading, PageReading, Readings
-from digitise.notation.template import BoardGeometry, Template, board_rect, load_template, template_names
+from digitise.notation.template import (
+    BOARD_BOX_MARGIN_MM,
+    BoardGeometry,
+    Template,
+    board_rect,
+    load_template,
+    template_names,
+)
 from digitise.vision.cells import WholeCell
 from digitise.vision.grid import (
     MIN_FOUND,
@@ -685,7 +692,7 @@ def analyse_page(
             crossed=round(per_board[bfit.index]["crossed"], 6),
             arrow=round(per_board[bfit.index]["arrow"], 6),
             letters=round(per_board[bfit.index]["letters"], 6),
-            box=bfit.box(margin_px=2.0 * fit.px_per_mm),
+            box=bfit.box(margin_px=BOARD_BOX_MARGIN_MM * fit.px_per_mm),
             touches=touching[bfit.index],
         )
         for bfit in boards

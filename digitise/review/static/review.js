@@ -76,9 +76,17 @@ function visibleTurns() {
   return turns;  // every turn in the match's order, the flagged ones marked
 }
 
+function firstState() {
+  // The state the page came with (the server draws the first turn in its first answer): used once.
+  const given = document.getElementById("initial-state");
+  if (!given) return null;
+  given.remove();
+  try { return JSON.parse(given.textContent); } catch (ignored) { return null; }
+}
+
 async function reload() {
   const first = view.state === null;
-  view.state = await api("api/state");
+  view.state = (first && firstState()) || await api("api/state");
   if (first) {
     // The turn the address names (the page keeps it there): a reload comes back to it, among all turns if
     // it is not a flagged one.
@@ -319,11 +327,61 @@ function landing(move) {
   return points;
 }
 
+function cellTitle(name) {
+  // What a square's name means, in words: a point is named from its owner's side (NOTATION.md).
+  const side = (letter) => (letter === "B" ? "Black" : "White");
+  const other = (letter) => (letter === "B" ? "White" : "Black");
+  if (name === "centre") return "centre: the strip between the rows (dice that could not be played, crossed; a double's arrow)";
+  const found = /^([BW])(res|off|\d+)$/.exec(name);
+  if (!found) return name;
+  const [, letter, what] = found;
+  if (what === "res") return `${name}: ${side(letter)}'s result square (points won)`;
+  if (what === "off") return `${name}: ${side(letter)}'s off square (checkers borne off)`;
+  return `${name}: ${side(letter)}'s ${what} point, ${other(letter)}'s ${25 - Number(what)}`;
+}
+
+function markCell(name) {
+  // Pointing at a square's name outlines that square on the scan (where the reader looked).
+  const turn = currentTurn();
+  const mark = document.getElementById("cell-mark");
+  document.querySelectorAll("[data-cell].marked").forEach((node) => node.classList.remove("marked"));
+  const box = name && turn && turn.cell_boxes ? turn.cell_boxes[name] : null;
+  if (!mark) return;
+  if (!box) {
+    mark.hidden = true;
+    return;
+  }
+  const [x, y, w, h] = box;
+  Object.assign(mark.style, { left: `${x * 100}%`, top: `${y * 100}%`, width: `${w * 100}%`, height: `${h * 100}%` });
+  mark.hidden = false;
+  mark.dataset.square = name;
+  document.querySelectorAll(`[data-cell="${name}"]`).forEach((node) => node.classList.add("marked"));
+}
+
+function readingsLegend(turn) {
+  // What the table says, in words, and each square's name on a board laid out like the note (index.html).
+  const legend = document.getElementById("legend-template").content.firstElementChild.cloneNode(true);
+  const read = new Set(Object.keys(turn.cells || {}));
+  legend.querySelectorAll("[data-cell]").forEach((node) => {
+    node.title = cellTitle(node.dataset.cell);
+    node.classList.toggle("read", read.has(node.dataset.cell));
+  });
+  return legend;
+}
+
+function instruction(turn) {
+  // What to do with the turn shown, in one line: the keys that do it.
+  return el("p", { id: "instruction", class: "instruction" },
+    turn.corrected ? "Corrected here. Is this what was written? " : "Is this what was written? ",
+    el("kbd", {}, "Enter"), " accepts, ", el("kbd", {}, "1"), "-", el("kbd", {}, "9"), " picks another",
+    " · ", el("kbd", {}, "m"), " types a move", turn.corrected ? [" · ", el("kbd", {}, "u"), " undoes"] : null);
+}
+
 function cellTable(turn) {
   const names = Object.keys(turn.cells);
   const marks = turn.marks || {};
   const rows = names.map((name) => el("tr", {},
-    el("th", {}, name),
+    el("th", { "data-cell": name, title: cellTitle(name) }, name),
     el("td", {}, turn.cells[name].map((c, i) => el("span", { class: i === 0 ? "reading top" : "reading" },
       `${c.digits.length ? c.digits.join("") : "∅"} ${(c.probability * 100).toFixed(0)}%`)))));
   const extra = ["crossed", "arrow", "letters"].filter((k) => marks[k] !== undefined).map((k) => el("tr", {},
@@ -410,21 +468,25 @@ function renderDetail() {
   const player = turn.player === "top" ? "top" : "bottom";
   const who = sideName(turn.player);
   const crop = turn.has_crop
-    ? el("img", { class: view.zoom ? "crop zoomed" : "crop", src: `api/crop/${turn.page}/${turn.board}.png`,
-      alt: `page ${turn.page} board ${turn.board} as scanned`, title: "Click (or z) to enlarge or shrink",
-      onclick: toggleZoom })
+    ? el("div", { class: "crop-box" }, el("div", { class: view.zoom ? "crop-frame zoomed" : "crop-frame" },
+      el("img", { class: view.zoom ? "crop zoomed" : "crop", src: `api/crop/${turn.page}/${turn.board}.png`,
+        alt: `page ${turn.page} board ${turn.board} as scanned`, title: "Click (or z) to enlarge or shrink",
+        onclick: toggleZoom }),
+      el("div", { id: "cell-mark", class: "cell-mark", hidden: true })))
     : el("p", { class: "empty crop" }, "No picture of this board.");
   panel.replaceChildren(...[
+    instruction(turn),
     el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
       turn.flagged ? el("span", { class: "badge flag" }, "flagged") : null,
       turn.corrected ? el("span", { class: "badge fix" }, `corrected: ${turn.correction}`) : null),
     el("p", { class: "reading-now" }, "Read as ", el("strong", { id: "current-reading" }, named(turn.text)),
       ` · confidence ${((turn.confidence || 0) * 100).toFixed(1)}%`),
     turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" }, turn.reasons.map((r) => el("li", {}, r))) : null,
-    el("div", { class: "row" }, crop, el("div", { class: "readings" }, el("h3", {}, "Readings"), cellTable(turn))),
+    crop,
     el("div", { class: "row" },
       el("div", { class: "pick" }, el("h3", {}, "Candidates"), candidateList(turn),
         el("button", { id: "accept", onclick: acceptPick, disabled: !(turn.candidates || []).length }, "Accept (Enter)")),
+      el("div", { class: "readings" }, el("h3", {}, "Readings"), cellTable(turn), readingsLegend(turn)),
       el("form", { class: "fix", id: "fix", onsubmit: (e) => { e.preventDefault(); sendTyped(); } },
         el("h3", {}, "Correct it"),
         el("label", {}, "Move ", el("input", { id: "move", name: "move", autocomplete: "off", spellcheck: "false",
@@ -462,6 +524,7 @@ function renderDetail() {
 function toggleZoom() {
   // The crop is cut at the scan's own resolution: enlarged, faint or crossed digits can be made out.
   view.zoom = !view.zoom;
+  document.querySelector(".crop-frame")?.classList.toggle("zoomed", view.zoom);
   document.querySelector("img.crop")?.classList.toggle("zoomed", view.zoom);
 }
 
@@ -736,6 +799,17 @@ document.getElementById("export").addEventListener("click", async (event) => {
 window.addEventListener("beforeunload", (event) => {
   // Corrections are saved as they are made; only names typed and not set would be lost.
   if (view.state && matchDirty()) event.preventDefault();
+});
+
+// A square's name pointed at (in the readings or the legend): its square outlined on the scan.
+document.getElementById("detail").addEventListener("mouseover", (event) => {
+  const named = event.target instanceof Element ? event.target.closest("[data-cell]") : null;
+  if (named) markCell(named.dataset.cell);
+});
+document.getElementById("detail").addEventListener("mouseout", (event) => {
+  const from = event.target instanceof Element ? event.target.closest("[data-cell]") : null;
+  const to = event.relatedTarget instanceof Element ? event.relatedTarget.closest("[data-cell]") : null;
+  if (from && from !== to) markCell(to ? to.dataset.cell : null);
 });
 
 // Served from a folder of matches (/m/N/): a way back to the list.
