@@ -518,3 +518,79 @@ class ServedOutcome:
         if entry["winner"] is not None:
             return f"{entry['winner']} won {max(entry['score'])}-{min(entry['score'])}"
         return f"{bottom} {entry['score'][0]}, {top} {entry['score'][1]}" + (" (unfinished)" if entry["length"] else "")
+
+
+def test_the_page_says_what_to_do_and_what_the_readings_mean(browser_page: Any, sample_report: Path) -> None:
+    """One line says what to do with the turn; the readings have a legend in words, and pointing at a square's name
+    (in the table or on the legend's board) outlines that square on the scan, which is twice its old 560 px."""
+    page = browser_page
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    with showing_the_sample(page, sample_report):
+        assert page.locator("#instruction").inner_text() == (
+            "Is this what was written? Enter accepts, 1-9 picks another · m types a move")
+        legend = page.locator("#readings-legend")
+        assert legend.is_visible()
+        for words in ("centre 35 40%", "B4 233 16%", "crossed", "arrow", "letters", "nothing written",
+                      "a 3 and a 5 in the centre strip, 40 % likely"):
+            assert words in legend.inner_text().replace("\u00a0", " "), words
+        # The legend's board: the squares' names laid out as the note prints them, those read here in bold.
+        names = page.locator("table.names td[data-cell]")
+        assert names.count() == 29
+        assert [names.nth(i).inner_text() for i in (0, 1, 12, 13)] == ["Bres", "B12", "B1", "Boff"]
+        read = sorted(page.locator("table.names td.read").all_inner_texts())
+        assert read == sorted(page.locator("table.cells th[data-cell]").all_inner_texts())
+        assert page.locator("table.names td[data-cell='W6']").get_attribute("title") == "W6: White's 6 point, Black's 19"
+        crop = page.locator("img.crop")
+        page.wait_for_function("document.querySelector('img.crop').complete")
+        box = crop.bounding_box()
+        assert box["width"] >= 2 * 560
+        mark = page.locator("#cell-mark")
+        assert not mark.is_visible()
+        first = page.locator("table.cells th[data-cell]").first
+        name = first.inner_text()
+        first.hover()
+        assert mark.is_visible() and mark.get_attribute("data-square") == name
+        expected = page.evaluate(f"view.state.turns.find((t) => t.id === view.current).cell_boxes[{name!r}]")
+        found = mark.bounding_box()
+        assert abs(found["x"] - (box["x"] + expected[0] * box["width"])) < 4
+        assert abs(found["y"] - (box["y"] + expected[1] * box["height"])) < 4
+        assert abs(found["width"] - expected[2] * box["width"]) < 6
+        assert "marked" in (page.locator("table.names td[data-cell='" + name + "']").get_attribute("class") or "")
+        page.locator("table.names td[data-cell='centre']").hover()
+        assert mark.get_attribute("data-square") == "centre"
+        page.locator("h2").hover()
+        assert not mark.is_visible()
+        screenshot(page, "6-legend")
+
+
+def test_the_first_answer_shows_the_first_flagged_turn(browser_page: Any, sample_report: Path) -> None:
+    """The page's first answer holds the first flagged turn, drawn: even without its script the turn, its scan, its
+    candidates and readings are there, and with the script the page shows the same turn without fetching the state."""
+    import urllib.request
+
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        with urllib.request.urlopen(server.url) as answer:
+            html = answer.read().decode("utf-8")
+        assert '<img class="crop" src="api/crop/1/2.png"' in html
+        assert "Is this what was written?" in html and 'id="initial-state"' in html
+        context = browser_page.context.browser.new_context(java_script_enabled=False)
+        try:
+            bare = context.new_page()
+            bare.goto(server.url)
+            assert "page 1 board 2" in bare.locator("#detail h2").inner_text()
+            assert bare.locator("img.crop").is_visible()
+            assert bare.locator("li.candidate").count() == 2
+            assert bare.locator("li.candidate.picked .move").inner_text() == "top 42: 8/4 6/4"
+            assert bare.locator("#turns li.turn.current").inner_text().startswith("G1 p1 b2")
+            assert bare.locator("#readings-legend").is_visible()
+        finally:
+            context.close()
+        page = browser_page
+        fetched: list[str] = []
+        page.on("request", lambda request: fetched.append(request.url))
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.wait_for_load_state("networkidle")
+        assert not [url for url in fetched if url.endswith("/api/state")]
+        assert page.locator("#initial-state").count() == 0
+        assert page.locator("li.candidate.picked .move").inner_text() == "top 42: 8/4 6/4"
