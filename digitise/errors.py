@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 class ExitCode(enum.IntEnum):
-    """Process exit codes, stable and documented in the README."""
+    """Process exit codes, stable and documented in docs/exit-codes.md."""
 
     OK = 0
     #: Output written, but some turns are flagged for review.

@@ -103,7 +103,7 @@ class ScanSummary:
     page_errors: tuple[str, ...] = ()
     #: Doubts about the whole match (a length or names made up, nothing recorded).
     notes: tuple[str, ...] = ()
-    #: Turns of a player closed out on the bar: on no board, so written as dances of 21 (README).
+    #: Turns of a player closed out on the bar: on no board, so written as dances of 21 (docs/notation.md).
     closed_out: int = 0
     #: Players, length, final score and winner of the match written.
     outcome: MatchOutcome | None = None

@@ -1,6 +1,6 @@
 """Every command with bad input: one line ``digitise: error: FILE: reason``, the documented exit code, no traceback.
 
-The exit codes are the README's table (:class:`digitise.errors.ExitCode`):
+The exit codes are docs/exit-codes.md's table (:class:`digitise.errors.ExitCode`):
 0 ok, 1 flagged, 2 usage, 3 bad input, 4 output exists or unwritable,
 5 missing program, 10 internal error. A traceback appears only with ``-v``.
 These inputs all fail before the glyph model is needed, so the file runs

@@ -30,7 +30,7 @@ def test_mypy_strict_finds_nothing() -> None:
 
 
 #: What each part of the package may import (besides itself): lower layers never import higher ones,
-#: and the peers (vision and sheet, solve and vision) stay apart. See the README's folder listing.
+#: and the peers (vision and sheet, solve and vision) stay apart. See the folder listing of docs/development.md.
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "fileio": {"errors"},
