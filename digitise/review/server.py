@@ -342,24 +342,28 @@ class ReviewHandler(BaseHTTPRequestHandler):
         folder = self.server.folder
         found = _MATCH.match(parts.path) if folder is not None else None
         if folder is not None and found is not None and (found.group(2) or "") in ("", "/", "/index.html"):
-            # The page itself, without opening the match (that solves it): a match that cannot be
-            # opened then says why on its page, from its state request.
+            # The page with the match opened (solved on first use) and its first turn drawn; a match that
+            # cannot be opened says why on its page, from its state request.
             if not folder.holds(int(found.group(1))):
                 raise RequestError(HTTPStatus.NOT_FOUND, f"no match {found.group(1)} in this folder")
             if not found.group(2):
                 # A match's page is /m/N/: its links are relative to that folder.
                 self._send(HTTPStatus.MOVED_PERMANENTLY, b"", "text/plain", {"Location": parts.path + "/"})
             else:
-                self._static("index.html")
+                try:
+                    opened = folder.session(int(found.group(1)))
+                except DigitiseError:
+                    # Said on the page, by its state request, as when the page comes alone.
+                    self._static("index.html")
+                else:
+                    self._first_view(opened)
             return
         session, path = self._session_for(parts.path)
         if session is None:
             self._folder_get(path)
             return
         if path in ("/", "/index.html"):
-            # The first turn to review drawn in the first answer: no blank page while the state is fetched.
-            page = first_view((STATIC_DIR / "index.html").read_text(encoding="utf-8"), session.state())
-            self._send(HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8")
+            self._first_view(session)
         elif path == "/api/state":
             self._json(HTTPStatus.OK, session.state())
         elif path == "/api/board.svg":
@@ -406,6 +410,11 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.OK, session.save_mat())
         else:
             raise RequestError(HTTPStatus.NOT_FOUND, f"no such action: {path[:80]}")
+
+    def _first_view(self, session: ReviewSession) -> None:
+        """The match's page with its first turn to review drawn in it: no blank page while the state is fetched."""
+        page = first_view((STATIC_DIR / "index.html").read_text(encoding="utf-8"), session.state())
+        self._send(HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8")
 
     def _static(self, name: str) -> None:
         if name not in STATIC_FILES:

@@ -122,3 +122,26 @@ def test_each_match_is_listed_with_its_players_length_result_and_dances(batch_fo
     again = ReviewFolder(batch_folder).matches()[1]
     assert {k: again[k] for k in ("players", "length", "score", "winner")} == {
         k: listed[k] for k in ("players", "length", "score", "winner")}
+
+
+def test_a_matchs_page_comes_with_its_first_flagged_turn_drawn(batch_folder: Path) -> None:
+    """A folder's match page is answered with the match opened and its first turn to review in it; a match that
+    cannot be opened gets the bare page, whose state request says why."""
+    import urllib.request
+
+    from digitise.review.server import ReviewServer
+
+    corrections_path(batch_folder / "m10.report.json").write_text('{"1:2": "jump"}')
+    server = ReviewServer(ReviewFolder(batch_folder), "127.0.0.1", 0)
+    server.start_in_thread()
+    try:
+        with urllib.request.urlopen(server.url + "m/1/") as answer:
+            html = answer.read().decode("utf-8")
+        assert 'id="initial-state"' in html and "Is this what was written?" in html
+        assert '<img class="crop" src="api/crop/' in html
+        with urllib.request.urlopen(server.url + "m/2/") as answer:
+            bare = answer.read().decode("utf-8")
+        assert 'id="initial-state"' not in bare and "Loading…" in bare
+    finally:
+        server.shutdown()
+        server.server_close()
