@@ -87,6 +87,13 @@ def _board_picture(page: np.ndarray, mm_to_px: np.ndarray, template: Any, index:
     return page[b:d, a:c]
 
 
+def _read(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    if image is None:
+        raise SystemExit(f"make_pictures: cannot read {path}")
+    return image
+
+
 def _save(name: str, image: np.ndarray) -> str:
     grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     ok, data = cv2.imencode(".png", grey, [cv2.IMWRITE_PNG_COMPRESSION, 9])
@@ -128,16 +135,16 @@ def main() -> None:
                  "--format", "png")
         blank = Path(work) / "blank.png"
         digitise("template", "--paper", "a4", "-o", str(blank), "--dpi", str(DPI))
-        blank_image = cv2.imread(str(blank), cv2.IMREAD_GRAYSCALE)
+        blank_image = _read(blank)
         s = DPI / 25.4
         # The top-left corner of the blank note: header, legend, board 1 with its point numbers.
         first = template.board(1)
         right = first.cells["Boff"].right + 2
-        bottom = first.cells["W1"].bottom + 5
+        bottom = first.cells["W1"].bottom + 4
         _save("blank-corner.png", blank_image[0:round(bottom * s), 0:round(right * s)])
         pages = sorted(pages_dir.glob("page-*.png"))
         truths = [json.loads(p.with_suffix("").with_suffix(".truth.json").read_text()) for p in pages]
-        images = [cv2.imread(str(p), cv2.IMREAD_GRAYSCALE) for p in pages]
+        images = [_read(p) for p in pages]
         # The whole first page, small: what a filled note looks like.
         page1 = images[0]
         width = 1400

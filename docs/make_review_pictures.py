@@ -38,6 +38,8 @@ def digitise(*args: str) -> None:
 
 def _save(source: Path, name: str) -> None:
     image = cv2.imread(str(source), cv2.IMREAD_COLOR)
+    if image is None:
+        raise SystemExit(f"make_review_pictures: no screenshot {source}")
     width = 1200
     image = cv2.resize(image, (width, round(image.shape[0] * width / image.shape[1])), interpolation=cv2.INTER_AREA)
     ok, data = cv2.imencode(".png", image, [cv2.IMWRITE_PNG_COMPRESSION, 9])
