@@ -27,8 +27,9 @@ _LEGEND = re.compile(r'<template id="legend-template">\s*(.*?)\s*</template>', r
 def first_view(page: str, state: Mapping[str, Any]) -> str:
     """``page`` (index.html) with ``state`` in it and its first turn to review drawn."""
     turns = [t for t in state.get("turns") or [] if t.get("flagged") or t.get("corrected")]
-    # "</" would end the script element early: JSON allows it written as "<\/".
-    data = json.dumps(state, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    # "</script" or "<!--" in a name would end or upset the script element: every "<" (only ever inside a JSON
+    # string) is written as its escape.
+    data = json.dumps(state, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     page = page.replace(_SCRIPTS, f'<script id="initial-state" type="application/json">{data}</script>\n{_SCRIPTS}', 1)
     if not turns:
         return page
