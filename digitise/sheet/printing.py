@@ -13,7 +13,7 @@ below each point column, each board's index in the middle row under
 ``Bres``, light header labels over the header boxes, a one-line legend of
 the convention in the header band, and small light point numbers outside
 the rows (White's count, the recorder's: 13-24 along the top row, 12-1
-along the bottom) beyond the dots, further from the squares than a cell's
+along the bottom) beside the dots, further from the squares than a cell's
 image reaches (:data:`NUMBER_GAP_MM`).
 """
 
@@ -45,10 +45,13 @@ LABEL_MM = 1.7
 INDEX_MM = 3.4
 FOOTER_MM = 1.5
 LEGEND_MM = 1.4
+NUMBER_GREY = 0.6
 NUMBER_MM = 1.1
-#: The point numbers' nearest edge lies this far (mm) outside their row: beyond the locating dots
-#: (1.6 +- 0.35 mm) and the margin a cell's image keeps around its square (1.5 mm, vision.ink).
-NUMBER_GAP_MM = 2.2
+#: The point numbers' nearest edge lies this far (mm) outside their row: beyond the margin a cell's image
+#: keeps around its square (1.5 mm, vision.ink), beside the locating dots (1.6 +- 0.35 mm) and not touching them.
+NUMBER_GAP_MM = 2.0
+#: The point numbers start this far (mm) right of their column's centre, where its locating dot is.
+NUMBER_BESIDE_DOT_MM = 0.8
 #: The legend printed in the header band, above the event box.
 LEGEND = ("one board per turn; write each die where its checker lands; "
           "cross out dice that cannot be played; arrow = double")
@@ -189,10 +192,11 @@ def _point_numbers(template: Template) -> list[Text]:
         for p in range(1, 13):
             top, bottom = board.cells[f"B{p}"], board.cells[f"W{p}"]
             # B{p} is White's 25 - p point (Black's p point), W{p} White's p point.
-            texts.append(Text(str(25 - p), top.centre[0], top.y - NUMBER_GAP_MM, NUMBER_MM, LABEL_GREY,
-                              centred=True))
-            texts.append(Text(str(p), bottom.centre[0], bottom.bottom + NUMBER_GAP_MM + NUMBER_MM, NUMBER_MM,
-                              LABEL_GREY, centred=True))
+            # Beside the column's dot, not over it: a number touching the dot would join the dot to it, and
+            # a page read without markers finds its boards as outlines that nothing printed may touch.
+            x = top.centre[0] + NUMBER_BESIDE_DOT_MM
+            texts.append(Text(str(25 - p), x, top.y - NUMBER_GAP_MM, NUMBER_MM, NUMBER_GREY))
+            texts.append(Text(str(p), x, bottom.bottom + NUMBER_GAP_MM + NUMBER_MM, NUMBER_MM, NUMBER_GREY))
     return texts
 
 
