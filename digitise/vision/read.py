@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from digitise.errors import DigitiseError, InputError, PageError
+from digitise.errors import DigitiseError, InputError, LayoutError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading, CellReading, PageReading, Readings
 from digitise.notation.template import BoardGeometry, Template, board_rect, load_template, template_names
@@ -58,7 +58,8 @@ from digitise.vision.ink import (
     ink_amount,
     solid_share,
 )
-from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project
+from digitise.vision.layout import CLOSED_EDGES, LayoutFit, fit_layout, same_print
+from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project, rotation_of
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +261,10 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if marked:
         template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
         return template, fit, {}
+    other = _other_print(small, templates)
+    if other is not None:
+        rotation = rotation_of(other.homography, other.template.page_mm)
+        return other.template, PageFit(other.homography, "lines", (), rotation, 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
     found = [(t, g) for t, g in grids if g is not None]
     if not found:
@@ -268,6 +273,21 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if _mirrored_grid(small, template, fit.homography, [t for t, _ in found]):
         raise _mirror_image(source, number, washed_out)
     return template, fit, per_board
+
+
+def _other_print(small: np.ndarray, templates: Sequence[Template]) -> LayoutFit | None:
+    """The page's boards fitted from its own lines, when they are of another print than any of ``templates``.
+
+    None when no grid of boards is seen on it, or when what is seen is one of
+    ``templates``' own print (which its own fit then places, as always).
+    """
+    try:
+        fitted = fit_layout(small)
+    except LayoutError:
+        return None
+    if any(same_print(fitted.template, t) for t in templates):
+        return None
+    return fitted
 
 
 def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:
@@ -503,14 +523,16 @@ def _outer_sides(name: str) -> tuple[bool, bool, bool, bool]:
     return (name in ("Bres", "Wres"), top, name in ("Boff", "Woff"), bottom)
 
 
-def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str) -> np.ndarray:
+def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str, *, closed: bool = False) -> np.ndarray:
     """The handwriting of one cell of ``image`` (grey or BGR) as the cell reader wants it.
 
     10 px/mm, 1.5 mm margin, its own strokes only.
 
     The cell is cut with a wider margin first, so a stroke crossing a line is
     seen whole and goes to the square holding most of it; beyond the board's
-    outer edge there is no other square, so strokes there are this one's.
+    outer edge there is no other square, so strokes there are this one's --
+    unless ``closed``: a print that writes point numbers or labels beside its
+    squares, whose strokes there are print.
     """
     rect = board.cells[name]
     p, big = CELL_PX_PER_MM, CUT_MARGIN_MM
@@ -518,7 +540,7 @@ def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: st
     patch = darkest_channel(cut_cell(image, quad, rect.w, rect.h, big))
     rows, cols = cell_lines(board, name, big)
     height, width = patch.shape[:2]
-    left, top, right, bottom = _outer_sides(name)
+    left, top, right, bottom = (False, False, False, False) if closed else _outer_sides(name)
     own = (0 if left else round(big * p), 0 if top else round(big * p),
            width if right else round((big + rect.w) * p), height if bottom else round((big + rect.h) * p))
     # The printed locating dots are not handwriting: paper them over before looking for strokes.
@@ -642,7 +664,7 @@ def analyse_page(
             if amounts[name] < presence_bar(cell):
                 continue
             quad = bfit.cell_quad(name)
-            ink = cell_ink(image, quad, board, name)
+            ink = cell_ink(image, quad, board, name, closed=bool(template.style.get(CLOSED_EDGES, 0.0)))
             if ink_amount(ink) < MIN_INK_MM2:
                 continue
             jobs.append((board.index, name, quad, ink))
