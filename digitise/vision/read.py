@@ -58,7 +58,7 @@ from digitise.vision.ink import (
     ink_amount,
     solid_share,
 )
-from digitise.vision.layout import CLOSED_EDGES, LayoutFit, fit_layout, same_print
+from digitise.vision.layout import CLOSED_EDGES, fit_layout, print_map
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project, rotation_of
 
 log = logging.getLogger(__name__)
@@ -261,10 +261,10 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if marked:
         template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
         return template, fit, {}
-    other = _other_print(small, templates)
-    if other is not None:
-        rotation = rotation_of(other.homography, other.template.page_mm)
-        return other.template, PageFit(other.homography, "lines", (), rotation, 0.0), {}
+    by_lines = _by_lines(small, templates)
+    if by_lines is not None:
+        template, homography = by_lines
+        return template, PageFit(homography, "lines", (), rotation_of(homography, template.page_mm), 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
     found = [(t, g) for t, g in grids if g is not None]
     if not found:
@@ -275,19 +275,25 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     return template, fit, per_board
 
 
-def _other_print(small: np.ndarray, templates: Sequence[Template]) -> LayoutFit | None:
-    """The page's boards fitted from its own lines, when they are of another print than any of ``templates``.
+def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Template, np.ndarray] | None:
+    """The page's boards fitted from its own lines (:func:`~digitise.vision.layout.fit_layout`): the template
+    and its homography (mm -> px of ``small``).
 
-    None when no grid of boards is seen on it, or when what is seen is one of
-    ``templates``' own print (which its own fit then places, as always).
+    A print one of ``templates`` describes without markers (a layout file of
+    ``digitise layout``) is placed as that template; another print gets the
+    template fitted. None when no grid of boards is seen, or when the page
+    is digitise's own print (with markers in its template), which its own
+    fit places, as always.
     """
     try:
         fitted = fit_layout(small)
     except LayoutError:
         return None
-    if any(same_print(fitted.template, t) for t in templates):
-        return None
-    return fitted
+    for template in templates:
+        onto = print_map(fitted.template, template)
+        if onto is not None:
+            return None if template.markers else (template, fitted.homography @ onto)
+    return fitted.template, fitted.homography
 
 
 def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:
