@@ -13,7 +13,9 @@ print at the same damage, silent errors at most 0.1 %.
     .venv/bin/python benchmarks/bench_prints.py --matches 4 --work /tmp/bench-prints
 
 ``--prints`` picks prints (``name:level`` each, comma-separated; ``a4`` is
-our own note); every other option is ``bench_end_to_end.py``'s.
+our own note). Every match is of ``--length`` points (3), given to the batch
+with ``--length`` as a user of a print without a readable header gives it
+(the other prints' headers are not read): the same matches on every print.
 """
 
 from __future__ import annotations
@@ -67,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/digitise-bench-prints"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-gnubg", action="store_true")
+    parser.add_argument("--length", type=int, default=3, help="every match's length, given to the batch")
     parser.add_argument("--batch-args", default="", metavar="ARGS", help="more options for every digitise batch")
     args = parser.parse_args(argv)
-    extra = shlex.split(args.batch_args)
+    extra = ["--length", str(args.length), *shlex.split(args.batch_args)]
+    e2e.LENGTHS = (args.length,)  # read when each match is played, in the forked render workers too
     indices = list(range(args.matches))
     figures = []
     found_rows = []

@@ -183,7 +183,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
-    scan_notes += page_notes(readings, ordered_by_header=options.order == "header")
+    scan_notes += page_notes(readings, ordered_by_header=options.order == "header") + mirrored_print_note(readings)
     hand = hand_by_place(readings.pages, outcome.hand)
     readings = renumbered(readings)
 
@@ -349,7 +349,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
                                 if page.source and page.source_bytes is not None))
     corrections, options, pages_note = _reviewed(
         options, files or _page_files([Path(p.source) for p in read.pages if p.source]))
-    scan_notes = page_notes(read) + ([pages_note] if pages_note else [])
+    scan_notes = page_notes(read) + mirrored_print_note(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -575,6 +575,23 @@ def _marks_read(page: PageReading) -> list[tuple[object, ...]]:
     """Each board's best reading of every cell (and its X and arrow), for comparing pages."""
     return [tuple(sorted((name, cands[0].digits) for name, cands in board.cells.items() if cands))
             + (round(board.crossed), round(board.arrow)) for board in page.boards]
+
+
+#: How a page found from its lines, of a print mirrored (off squares on the left), says so in its readings.
+MIRRORED_PRINT_METHOD = "lines, mirrored print"
+
+
+def mirrored_print_note(readings: Readings) -> list[str]:
+    """A note naming the pages of a mirrored print (off squares on the left, points 1 to 12 left to right),
+    read as printed: a person should know the squares were taken the other way round."""
+    names = _page_names(readings)
+    mirrored = [name for name, page in zip(names, readings.pages, strict=True)
+                if page.header.get("method", {}).get("value") == MIRRORED_PRINT_METHOD]
+    if not mirrored:
+        return []
+    shown = ", ".join(mirrored[:3]) + (f" and {len(mirrored) - 3} more" if len(mirrored) > 3 else "")
+    return [f"pages: {shown} {'is' if len(mirrored) == 1 else 'are'} of a mirrored print (off squares on the left, "
+            "point numbers 1 to 12 left to right): read as printed"]
 
 
 def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:

@@ -26,7 +26,8 @@ The steps, on the working copy (a few px per mm):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import combinations
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -36,6 +37,7 @@ import numpy as np
 from digitise.errors import LayoutError
 from digitise.notation.marks import BOARDS_PER_PAGE, BOTTOM_ROW, TOP_ROW
 from digitise.notation.template import BoardGeometry, Rect, Template
+from digitise.vision.grid import board_lines, mirrored
 
 #: Largest turn of the page looked for (degrees either way).
 MAX_TURN_DEG = 7.0
@@ -43,7 +45,8 @@ MAX_TURN_DEG = 7.0
 OWN_CELL_W_MM = 9.75
 #: A board's vertical line is dark over at least this share of its row (handwriting covers less).
 LINE_COVER = 0.5
-#: Between the rows, the point squares' lines are absent: at most this share of the strip is dark there.
+#: Between the rows, the point squares' lines are absent (at most this share of the strip is dark there), but
+#: the strip is closed at both ends.
 OPEN_CENTRE = 0.35
 #: A page needs this many boards seen (the others are placed from the lattice).
 MIN_SEEN = 6
@@ -81,11 +84,15 @@ class LayoutFit:
     #: Boards seen; the others of the lattice were placed from their row and column.
     seen: int
     boards: tuple[FittedBoard, ...]
+    #: The print is mirrored: off squares on the left, points 1 to 12 left to right (told by its point numbers).
+    mirrored: bool = False
 
 
-def _binary(grey: np.ndarray) -> np.ndarray:
-    """Dark marks (1) on paper (0): local threshold, as printed lines on uneven light need."""
-    return cv2.adaptiveThreshold(grey, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 25, 6)
+def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
+    """Dark marks (1) on paper (0): at least ``contrast`` grey levels darker than around them (a local threshold,
+    as printed lines on uneven light need; faint thin lines need a low one, and the long lines are then found
+    among the paper's grain by their length)."""
+    return cv2.adaptiveThreshold(grey, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 25, contrast)
 
 
 def _rotation(shape: Sequence[int], angle: float) -> tuple[np.ndarray, tuple[int, int]]:
@@ -120,19 +127,21 @@ def _horizontals(binary: np.ndarray) -> list[tuple[float, float, float]]:
     lines = cv2.morphologyEx(binary, cv2.MORPH_OPEN, np.ones((1, k), np.uint8))
     lines = cv2.morphologyEx(lines, cv2.MORPH_CLOSE, np.ones((1, k // 2), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(lines, np.ones((3, 1), np.uint8)), connectivity=8)
-    out = []
+    pieces = []
     for label in range(1, count):
         x, y, w, h, _ = (int(v) for v in stats[label])
-        if w < width * 0.12 or h > 24:
+        if w < k or h > 24:
             continue
         rows = (lines[y:y + h, x:x + w] * (labels[y:y + h, x:x + w] == label)).sum(axis=1)
         at = np.flatnonzero(rows >= 0.6 * rows.max())
-        out.append((float(x), float(x + w - 1), float(y + at.mean())))
-    return out
+        pieces.append([float(x), float(x + w - 1), float(y + at.mean())])
+    return [(p[0], p[1], p[2]) for p in pieces if p[1] - p[0] >= width * 0.1]
 
 
-def _fours(lines: list[tuple[float, float, float]]) -> list[tuple[float, float, tuple[float, float, float, float]]]:
-    """Groups of four lines sharing their ends, spaced as a board's rows and centre strip: (left, right, ys)."""
+def _fours(lines: list[tuple[float, float, float]],
+           accept: Callable[[float, float, tuple[float, float, float, float]], FittedBoard | None]) -> list[FittedBoard]:
+    """The boards of groups of four lines sharing their ends, spaced as a board's rows and centre strip, that
+    ``accept`` (left, right, the four lines' y) finds a board between."""
     pending = sorted(lines, key=lambda line: -(line[1] - line[0]))
     columns: list[list[tuple[float, float, float]]] = []
     for line in pending:
@@ -143,20 +152,42 @@ def _fours(lines: list[tuple[float, float, float]]) -> list[tuple[float, float, 
                 break
         else:
             columns.append([line])
-    boards = []
+    # A line broken by damage or by writing over it (which makes a faint line lighter than around it) is a part
+    # of a line of the narrowest column of several lines it lies within.
+    full = sorted((c for c in columns if len(c) >= 3), key=lambda c: c[0][1] - c[0][0])
+    for few in [c for c in columns if len(c) < 3]:
+        for line in list(few):
+            x0, x1, y = line
+            for column in full:
+                c0, c1 = column[0][0], column[0][1]
+                tol = 0.03 * (c1 - c0)
+                if x0 >= c0 - tol and x1 <= c1 + tol and x1 - x0 >= 0.3 * (c1 - c0):
+                    column.append((c0, c1, y))
+                    few.remove(line)
+                    break
+    columns = [c for c in columns if c]
+    boards: list[FittedBoard] = []
     for column in columns:
         column.sort(key=lambda line: line[2])
         i = 0
         while i + 3 < len(column):
-            ys = tuple(line[2] for line in column[i:i + 4])
-            left = float(np.median([line[0] for line in column[i:i + 4]]))
-            right = float(np.median([line[1] for line in column[i:i + 4]]))
-            w = right - left
-            h1, centre, h2 = ys[1] - ys[0], ys[2] - ys[1], ys[3] - ys[2]
-            if (0.04 * w <= h1 <= 0.2 * w and abs(h1 - h2) <= 0.12 * max(h1, h2)
-                    and 0.25 * h1 <= centre <= 1.6 * h1):
-                boards.append((left, right, (ys[0], ys[1], ys[2], ys[3])))
-                i += 4
+            # The board starting at line i; a stray line among its four (an arrow, a stroke along the rows) is
+            # passed over.
+            for picks in combinations(range(i + 1, min(i + 6, len(column))), 3):
+                chosen = [column[i]] + [column[j] for j in picks]
+                ys = (chosen[0][2], chosen[1][2], chosen[2][2], chosen[3][2])
+                left = float(np.median([line[0] for line in chosen]))
+                right = float(np.median([line[1] for line in chosen]))
+                w = right - left
+                h1, centre, h2 = ys[1] - ys[0], ys[2] - ys[1], ys[3] - ys[2]
+                if not (0.04 * w <= h1 <= 0.2 * w and abs(h1 - h2) <= 0.12 * max(h1, h2)
+                        and 0.25 * h1 <= centre <= 1.6 * h1):
+                    continue
+                board = accept(left, right, ys)
+                if board is not None:
+                    boards.append(board)
+                    i = picks[-1] + 1
+                    break
             else:
                 i += 1
     return boards
@@ -198,9 +229,12 @@ def _board(binary: np.ndarray, left: float, right: float, ys: tuple[float, float
     if best is None or best[0] < 2 * LINE_COVER:
         return None
     _, first, pitch = best
-    inner = np.round(first + k[1:12] * pitch).astype(int) - x0
-    if float(centre[np.clip(inner, 0, centre.size - 1)].mean()) > OPEN_CENTRE:
+    at = np.clip(np.round(first + k * pitch).astype(int) - x0, 0, centre.size - 1)
+    if float(centre[at[1:12]].mean()) > OPEN_CENTRE:
         return None  # lines straight through the centre strip: a table, not a board
+    ends = [float(centre[max(a - 3, 0):a + 4].max()) for a in (int(at[0]), int(at[12]))]
+    if min(ends) < LINE_COVER:
+        return None  # a strip open at its ends: the gap between two boards, not a board's centre strip
 
     # Each line where its own columns are darkest (the search above lands on the left of a plateau).
     raw = _cover(binary, ys[0], ys[1], x0, x1, slack=False) + _cover(binary, ys[2], ys[3], x0, x1, slack=False)
@@ -267,8 +301,44 @@ def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
     return out
 
 
-def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str) -> Template:
-    """The fitted boards as a template in mm (``scale`` px per mm of the upright image of ``size``)."""
+def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
+    """Which side the print's point numbers say the high points are on: -1 left (as digitise's own note), 1 right
+    (a mirrored print), 0 when there are no numbers beside the squares to tell.
+
+    Point numbers printed above or below a row are the one mark a layout
+    gives that is not symmetric: 10, 11 and 12 take two figures, 1, 2 and 3
+    one. Each band of numbers votes for the side whose three outer columns
+    hold the wider print.
+    """
+    votes = bands = 0
+    for b in boards:
+        h = b.ys[1] - b.ys[0]
+        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
+            widths = []
+            for k in range(12):
+                x0, x1 = int(b.first + (k + 0.1) * b.pitch), int(b.first + (k + 0.9) * b.pitch)
+                band = binary[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
+                # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
+                dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
+                widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
+            if sum(w > 0 for w in widths) < 10:
+                continue  # no row of numbers here
+            bands += 1
+            # Two figures are about twice one's width; dots, or no print, are alike at both ends.
+            left, right = sum(widths[:3]), sum(widths[9:])
+            if left > 1.5 * right:
+                votes -= 1
+            elif right > 1.5 * left:
+                votes += 1
+    if bands < 4 or abs(votes) < bands / 2:
+        return 0
+    return -1 if votes < 0 else 1
+
+
+def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
+              mirrored: bool = False) -> Template:
+    """The fitted boards as a template in mm (``scale`` px per mm of the upright image of ``size``); ``mirrored``:
+    the off squares on the left."""
 
     def mm(v: float) -> float:
         return round(v / scale + 0.0, 2)
@@ -278,7 +348,7 @@ def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int]
         xs = b.xs
         cells: dict[str, Rect] = {}
         for names, (top, bottom) in ((TOP_ROW, b.ys[:2]), (BOTTOM_ROW, b.ys[2:])):
-            for k, cell in enumerate(names):
+            for k, cell in enumerate(names[::-1] if mirrored else names):
                 cells[cell] = Rect(mm(xs[k]), mm(top), round(mm(xs[k + 1]) - mm(xs[k]), 2), round(mm(bottom) - mm(top), 2))
         cells["centre"] = Rect(mm(xs[1]), mm(b.ys[1]), round(mm(xs[13]) - mm(xs[1]), 2), round(mm(b.ys[2]) - mm(b.ys[1]), 2))
         geometries.append(BoardGeometry(index, MappingProxyType(cells)))
@@ -303,8 +373,14 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
     upright = cv2.warpAffine(grey, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     upright_binary = _binary(upright)
     lines = _horizontals(upright_binary)
-    candidates = _fours(lines)
-    found = [b for b in (_board(upright_binary, *c) for c in candidates) if b is not None]
+    rows_seen = []
+
+    def accept(left: float, right: float, ys: tuple[float, float, float, float]) -> FittedBoard | None:
+        rows_seen.append(ys)
+        return _board(upright_binary, left, right, ys)
+
+    found = _fours(lines, accept)
+    candidates = rows_seen
     if not found:
         what = "no long ruled lines" if not lines else (
             "no board's rows (four long lines spaced as two rows and a centre strip)" if not candidates
@@ -319,41 +395,51 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
         raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
     boards = _lattice(found)
     scale = pitch / OWN_CELL_W_MM
-    template = _template(boards, scale, size, name)
+    flipped = numbers_side(_binary(upright, contrast=15), boards) > 0
+    template = _template(boards, scale, size, name, flipped)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
-    return LayoutFit(template, homography, turn, len(found), tuple(boards))
+    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped)
 
 
 def board_crossings(template: Template) -> np.ndarray:
     """Every board's line crossings (mm), boards in order: (boards * 60, 2)."""
     points = []
     for board in template.boards:
-        cells = board.cells
-        xs = [cells[n].x for n in TOP_ROW] + [cells[TOP_ROW[-1]].right]
-        top, bottom = cells["Bres"], cells["Wres"]
-        ys = (top.y, top.bottom, bottom.y, bottom.bottom)
-        points += [(x, y) for y in ys for x in xs]
+        lines = board_lines(board)
+        points += [(x, y) for y in lines.ys for x in lines.xs]
     return np.array(points, np.float64)
 
 
-#: A fitted layout is the template's own print when, mapped onto it by one affine map, every line crossing
-#: lies within this (mm) of the template's: a page's own photocopy, turned or sheared, stays well within;
-#: another spacing of the boards, another centre strip or result square does not.
-SAME_PRINT_MM = 2.5
+#: A fitted layout is the template's own print when one homography (a page photographed at a slant) maps
+#: every line crossing of the template within this (mm) of the fitted one ...
+SAME_PRINT_MM = 1.2
+#: ... stretching it no more than this much more one way than the other (the prints' own proportions differ:
+#: a taller row or centre strip is no slant of the camera).
+SAME_PRINT_STRETCH = 0.04
 
 
-def print_map(fitted: Template, template: Template) -> np.ndarray | None:
-    """The affine map (3x3) from ``template``'s mm to ``fitted``'s (a :func:`fit_layout` template) when they
-    are one print (see :data:`SAME_PRINT_MM`), else None."""
+def print_map(fitted: Template, template: Template, *, sides: bool = True) -> np.ndarray | None:
+    """The homography from ``template``'s mm to ``fitted``'s (a :func:`fit_layout` template) when they are one
+    print (see :data:`SAME_PRINT_MM`), else None. Without ``sides``, the lines alone are compared, not which
+    side the off squares were told to be on."""
     if len(fitted.boards) != len(template.boards):
         return None
-    src, dst = board_crossings(template), board_crossings(fitted)
-    design = np.hstack([src, np.ones((len(src), 1))])
-    solution, *_ = np.linalg.lstsq(design, dst, rcond=None)
-    if float(np.linalg.norm(design @ solution - dst, axis=1).max()) > SAME_PRINT_MM:
+    if sides and mirrored(fitted.boards[0]) != mirrored(template.boards[0]):
         return None
-    return np.vstack([solution.T, [0.0, 0.0, 1.0]])
+    src, dst = board_crossings(template), board_crossings(fitted)
+    homography, _ = cv2.findHomography(src, dst, 0)
+    if homography is None:
+        return None
+    mapped = cv2.perspectiveTransform(src.reshape(-1, 1, 2), homography).reshape(-1, 2)
+    if float(np.linalg.norm(mapped - dst, axis=1).max()) > SAME_PRINT_MM:
+        return None
+    centre = src.mean(axis=0)
+    ends = cv2.perspectiveTransform(np.array([[centre, centre + [1.0, 0.0], centre + [0.0, 1.0]]]), homography)[0]
+    across, down = float(np.linalg.norm(ends[1] - ends[0])), float(np.linalg.norm(ends[2] - ends[0]))
+    if abs(across / max(down, 1e-9) - 1.0) > SAME_PRINT_STRETCH:
+        return None
+    return np.asarray(homography, np.float64)
 
 
 def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:

@@ -39,6 +39,7 @@ from digitise.vision.grid import (
     BoardFit,
     board_inside,
     board_lines,
+    mirrored,
     cell_slot,
     darkness,
     edge_balance,
@@ -264,7 +265,9 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     by_lines = _by_lines(small, templates)
     if by_lines is not None:
         template, homography = by_lines
-        return template, PageFit(homography, "lines", (), rotation_of(homography, template.page_mm), 0.0), {}
+        # Said in the page's readings, and so in the report's notes (see digitise.pipeline.MIRRORED_PRINT_METHOD).
+        method = "lines, mirrored print" if mirrored(template.boards[0]) else "lines"
+        return template, PageFit(homography, method, (), rotation_of(homography, template.page_mm), 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
     found = [(t, g) for t, g in grids if g is not None]
     if not found:
@@ -289,10 +292,13 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Templat
         fitted = fit_layout(small)
     except LayoutError:
         return None
+    # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
+    if any(print_map(fitted.template, t, sides=False) is not None for t in templates if t.markers):
+        return None
     for template in templates:
         onto = print_map(fitted.template, template)
-        if onto is not None:
-            return None if template.markers else (template, fitted.homography @ onto)
+        if onto is not None and not template.markers:
+            return template, fitted.homography @ onto
     return fitted.template, fitted.homography
 
 
@@ -415,7 +421,7 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
     np.copyto(values, np.float32(0.0), where=~(values >= PRESENCE_DARK))
     height, width = dark.shape
     names = list(board.cells)
-    slots = np.array([cell_slot(n) for n in names])
+    slots = np.array([cell_slot(n, fit.mirrored) for n in names])
     sums, (x0, x1, y0, y1) = _box_sums(values, grid, slots, 0.9 * s, s, inner=True)
     on_lines = _pen_on_lines(values, grid, slots, s)
     pad = 3  # blobs are measured whole a little beyond the box (a stroke crossing its edge)
@@ -522,11 +528,13 @@ def cut_cell(grey: np.ndarray, quad: np.ndarray, rect_w: float, rect_h: float, m
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def _outer_sides(name: str) -> tuple[bool, bool, bool, bool]:
-    """Which sides of cell ``name`` are the board's outer edge: left, top, right, bottom."""
+def _outer_sides(name: str, mirrored: bool = False) -> tuple[bool, bool, bool, bool]:
+    """Which sides of cell ``name`` are the board's outer edge: left, top, right, bottom (of a board printed
+    ``mirrored``, the off squares are on the left)."""
     top = name.startswith("B") and name != "centre"
     bottom = name.startswith("W")
-    return (name in ("Bres", "Wres"), top, name in ("Boff", "Woff"), bottom)
+    left, right = name in ("Bres", "Wres"), name in ("Boff", "Woff")
+    return (right, top, left, bottom) if mirrored else (left, top, right, bottom)
 
 
 def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str, *, closed: bool = False) -> np.ndarray:
@@ -546,7 +554,7 @@ def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: st
     patch = darkest_channel(cut_cell(image, quad, rect.w, rect.h, big))
     rows, cols = cell_lines(board, name, big)
     height, width = patch.shape[:2]
-    left, top, right, bottom = (False, False, False, False) if closed else _outer_sides(name)
+    left, top, right, bottom = (False, False, False, False) if closed else _outer_sides(name, mirrored(board))
     own = (0 if left else round(big * p), 0 if top else round(big * p),
            width if right else round((big + rect.w) * p), height if bottom else round((big + rect.h) * p))
     # The printed locating dots are not handwriting: paper them over before looking for strokes.
