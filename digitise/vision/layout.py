@@ -27,8 +27,8 @@ The steps, on the working copy (a few px per mm):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import combinations
 from dataclasses import dataclass
+from itertools import combinations
 from types import MappingProxyType
 
 import cv2
