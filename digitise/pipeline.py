@@ -591,8 +591,9 @@ def mirrored_print_note(readings: Readings) -> list[str]:
         return []
     shown = ", ".join(mirrored[:3]) + (f" and {len(mirrored) - 3} more" if len(mirrored) > 3 else "")
     verb = "is" if len(mirrored) == 1 else "are"
-    return [f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to right): "
-            "read as printed"]
+    note = (f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to "
+            "right): read as printed")
+    return [note]
 
 
 def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:
