@@ -229,11 +229,19 @@ def _board(binary: np.ndarray, left: float, right: float, ys: tuple[float, float
     if best is None or best[0] < 2 * LINE_COVER:
         return None
     _, first, pitch = best
-    at = np.clip(np.round(first + k * pitch).astype(int) - x0, 0, centre.size - 1)
-    if float(centre[at[1:12]].mean()) > OPEN_CENTRE:
-        return None  # lines straight through the centre strip: a table, not a board
-    ends = [float(centre[max(a - 3, 0):a + 4].max()) for a in (int(at[0]), int(at[12]))]
-    if min(ends) < LINE_COVER:
+    at = np.round(first + k * pitch).astype(int) - x0
+
+    def lines(profile: np.ndarray) -> np.ndarray:
+        """The profile's darkest within 3 px of each of the thirteen lines (the search lands a pixel or two off)."""
+        return np.array([float(profile[max(a - 3, 0):max(a + 4, 1)].max()) for a in at])
+
+    for y0, y1 in ((ys[0], ys[1]), (ys[2], ys[3])):
+        if float(lines(_cover(binary, y0, y1, x0, x1)).mean()) < LINE_COVER:
+            return None  # each row holds the lines, not one row for two (the gap between boards is no row)
+    strip = lines(centre)
+    if float(strip[1:12].mean()) > OPEN_CENTRE:
+        return None  # lines straight through the centre strip: a table (or a row), not a board's centre strip
+    if min(strip[0], strip[12]) < LINE_COVER:
         return None  # a strip open at its ends: the gap between two boards, not a board's centre strip
 
     # Each line where its own columns are darkest (the search above lands on the left of a plateau).
