@@ -142,24 +142,27 @@ def _fours(lines: list[tuple[float, float, float]],
            accept: Callable[[float, float, tuple[float, float, float, float]], FittedBoard | None]) -> list[FittedBoard]:
     """The boards of groups of four lines sharing their ends, spaced as a board's rows and centre strip, that
     ``accept`` (left, right, the four lines' y) finds a board between."""
-    pending = sorted(lines, key=lambda line: -(line[1] - line[0]))
+    # Lines top to bottom, each joining the column whose last line has the same ends: a slanted photo moves the
+    # ends a little from board to board, never much from one line to the next.
     columns: list[list[tuple[float, float, float]]] = []
-    for line in pending:
+    for line in sorted(lines, key=lambda line: line[2]):
         tol = 0.03 * (line[1] - line[0])
-        for column in columns:
-            if abs(column[0][0] - line[0]) <= tol and abs(column[0][1] - line[1]) <= tol:
-                column.append(line)
-                break
+        near = [c for c in columns if abs(c[-1][0] - line[0]) <= tol and abs(c[-1][1] - line[1]) <= tol]
+        if near:
+            min(near, key=lambda c: line[2] - c[-1][2]).append(line)
         else:
             columns.append([line])
-    # A line broken by damage or by writing over it (which makes a faint line lighter than around it) is a part
-    # of a line of the narrowest column of several lines it lies within.
-    full = sorted((c for c in columns if len(c) >= 3), key=lambda c: c[0][1] - c[0][0])
-    for few in [c for c in columns if len(c) < 3]:
+    # A line broken or shortened by damage or by writing over it (which makes a faint line lighter than around
+    # it) is a part of a line of the narrowest column of more lines it lies within (that column's line nearest
+    # to it).
+    by_width = sorted(columns, key=lambda c: c[0][1] - c[0][0])
+    for few in sorted(columns, key=len):
         for line in list(few):
             x0, x1, y = line
-            for column in full:
-                c0, c1 = column[0][0], column[0][1]
+            for column in by_width:
+                if len(column) <= len(few) or column is few:
+                    continue
+                c0, c1, _ = min(column, key=lambda other: abs(other[2] - y))
                 tol = 0.03 * (c1 - c0)
                 if x0 >= c0 - tol and x1 <= c1 + tol and x1 - x0 >= 0.3 * (c1 - c0):
                     column.append((c0, c1, y))
@@ -276,8 +279,9 @@ def _clusters(values: Sequence[float], tol: float) -> list[float]:
 
 
 def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
-    """The boards in reading order (rows top to bottom, left to right), the unseen placed from their
-    column (edges, pitch) and row (lines). Raises :class:`LayoutError` when they form no lattice of eight."""
+    """The boards in reading order (rows top to bottom, left to right), the unseen placed from the others of
+    their column (from its row beside it when the column holds one other). Raises :class:`LayoutError` when
+    they form no lattice of eight."""
     width = float(np.median([b.right - b.left for b in found]))
     height = float(np.median([b.ys[3] - b.ys[0] for b in found]))
     cols = _clusters([b.left for b in found], 0.5 * width)
@@ -298,14 +302,29 @@ def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
             if (r, c) in slots:
                 out.append(slots[(r, c)])
                 continue
-            column = [b for (rr, cc), b in slots.items() if cc == c]
+            column = sorted(((rr, b) for (rr, cc), b in slots.items() if cc == c), key=lambda rb: rb[0])
             row = [b for (rr, cc), b in slots.items() if rr == r]
+            if len(column) >= 2:
+                # Along its column, a board's place changes steadily from row to row (a slanted photo included).
+                at = [float(rr) for rr, _ in column]
+
+                def along(values: list[float], r: int = r, at: list[float] = at) -> float:
+                    slope, start = np.polyfit(at, values, 1)
+                    return float(start + slope * r)
+
+                boards = [b for _, b in column]
+                out.append(FittedBoard(
+                    along([b.left for b in boards]), along([b.right for b in boards]),
+                    (along([b.ys[0] for b in boards]), along([b.ys[1] for b in boards]),
+                     along([b.ys[2] for b in boards]), along([b.ys[3] for b in boards])),
+                    along([b.first for b in boards]), along([b.pitch for b in boards])))
+                continue
             if not column or not row:
                 raise LayoutError(f"only {len(found)} boards found, and a whole row or column of the grid is missing")
-            out.append(FittedBoard(
-                float(np.median([b.left for b in column])), float(np.median([b.right for b in column])),
-                tuple(float(np.median([b.ys[i] for b in row])) for i in range(4)),  # type: ignore[arg-type]
-                float(np.median([b.first for b in column])), float(np.median([b.pitch for b in column]))))
+            only = column[0][1]
+            out.append(FittedBoard(only.left, only.right,
+                                   tuple(float(np.median([b.ys[i] for b in row])) for i in range(4)),  # type: ignore[arg-type]
+                                   only.first, only.pitch))
     return out
 
 
