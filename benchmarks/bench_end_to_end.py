@@ -86,13 +86,24 @@ def default_match_glyphs(index: int, seed_start: int) -> dict[int, list[np.ndarr
 match_glyphs = default_match_glyphs
 
 
+def default_match_print() -> tuple[Any, Any]:
+    """The print every match is written on: digitise's own A4 note (no other print's text)."""
+    from digitise.notation.template import load_template
+
+    return load_template("a4"), None
+
+
+#: The print the matches are written on, ``() -> (template, other print's text or None)``. A benchmark of
+#: other prints sets its own before :func:`render`, as :data:`match_glyphs`.
+match_print = default_match_print
+
+
 def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) -> tuple[str, int]:
     """Render one match into ``folder/<name>/`` (pages only) and ``folder/../truth/<name>.mat``.
 
     The match is the index-th self-played one, or the real match at path ``real`` when given.
     """
     index, seed_start, level, folder, dpi, fmt, real = args
-    from digitise.notation.template import load_template
     from digitise.sheet.handwriting import GlyphBank
     from digitise.sheet.synth import encode_image, render_match_pages
 
@@ -109,8 +120,9 @@ def _render_one(args: tuple[int, int, str, str, int | None, str, str | None]) ->
     # Render the match as read back, so the truth files' action indices are the .mat's.
     match = read_mat_strict(truth)
     bank = GlyphBank(match_glyphs(index, seed_start))
-    pages = render_match_pages(match, template=load_template("a4"), seed=(seed_start + index) * 10 + LEVEL_SEED[level],
-                               degrade=level, glyphs=bank, name=name, dpi=dpi)
+    template, other_print = match_print()
+    pages = render_match_pages(match, template=template, seed=(seed_start + index) * 10 + LEVEL_SEED[level],
+                               degrade=level, glyphs=bank, name=name, dpi=dpi, other_print=other_print)
     staging = out.with_name(f".{name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -101,7 +101,7 @@ def _reports_errors(func: F) -> F:
 class _Workflow(click.Group):
     """Lists the commands in the order of the work (print, scan, review), then the separate steps."""
 
-    ORDER = ("template", "scan", "batch", "review", "read", "solve", "synth", "train")
+    ORDER = ("template", "layout", "scan", "batch", "review", "read", "solve", "synth", "train")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = super().list_commands(ctx)
@@ -493,6 +493,26 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
     written = write_template(geometry, output, dpi=dpi, overwrite=force)
     what = "geometry" if written.suffix.lower() == ".json" else "note"
     _say(f"{written}: {geometry.name} {what}, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
+
+
+@cli.command(short_help="Fit another print's boards from a page into a template JSON.")
+@click.argument("page", type=PATH)
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE,
+              help="The template JSON to write (then: scan/batch/read --template FILE.json).")
+@click.option("--overlay", type=OUTPUT_FILE, help="A PNG of the page with the fitted squares drawn over it, to check.")
+@click.option("--name", help="The template's name (default: the output's file name).")
+@click.option("--force", is_flag=True, help="Replace existing outputs.")
+@_reports_errors
+def layout(page: Path, output: Path, overlay: Path | None, name: str | None, force: bool) -> None:
+    """Fit the boards of a note of another print (no markers, other sizes and spacing) from the ruled lines of
+    PAGE (its first page: blank or filled) and write them as a template for --template."""
+    from digitise.pipeline import layout_to_file
+
+    summary = layout_to_file(page, output, overlay=overlay, name=name, overwrite=force)
+    placed = summary.boards - summary.seen
+    extra = f" ({placed} placed from the grid: check the overlay)" if placed else ""
+    _say(one_line(f"{summary.output}: {summary.boards} boards fitted{extra}, page turned {round(summary.turn, 1) + 0.0:+.1f} degrees"
+                  + (f"; overlay {summary.overlay}" if summary.overlay else "")))
 
 
 @cli.command(short_help="Open the review page to fix flagged turns.")

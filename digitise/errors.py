@@ -81,6 +81,10 @@ class PageError(InputError):
     """A page image that is not a readable recording note."""
 
 
+class LayoutError(PageError):
+    """A page whose boards cannot be fitted from its own lines (no grid of Kato boards on it)."""
+
+
 class OptionError(DigitiseError):
     """An option that cannot be honoured on this machine (a port already in use): the fix is another value."""
 

@@ -183,7 +183,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
-    scan_notes += page_notes(readings, ordered_by_header=options.order == "header")
+    scan_notes += page_notes(readings, ordered_by_header=options.order == "header") + mirrored_print_note(readings)
     hand = hand_by_place(readings.pages, outcome.hand)
     readings = renumbered(readings)
 
@@ -349,7 +349,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
                                 if page.source and page.source_bytes is not None))
     corrections, options, pages_note = _reviewed(
         options, files or _page_files([Path(p.source) for p in read.pages if p.source]))
-    scan_notes = page_notes(read) + ([pages_note] if pages_note else [])
+    scan_notes = page_notes(read) + mirrored_print_note(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -575,6 +575,25 @@ def _marks_read(page: PageReading) -> list[tuple[object, ...]]:
     """Each board's best reading of every cell (and its X and arrow), for comparing pages."""
     return [tuple(sorted((name, cands[0].digits) for name, cands in board.cells.items() if cands))
             + (round(board.crossed), round(board.arrow)) for board in page.boards]
+
+
+#: How a page found from its lines, of a print mirrored (off squares on the left), says so in its readings.
+MIRRORED_PRINT_METHOD = "lines, mirrored print"
+
+
+def mirrored_print_note(readings: Readings) -> list[str]:
+    """A note naming the pages of a mirrored print (off squares on the left, points 1 to 12 left to right),
+    read as printed: a person should know the squares were taken the other way round."""
+    names = _page_names(readings)
+    mirrored = [name for name, page in zip(names, readings.pages, strict=True)
+                if page.header.get("method", {}).get("value") == MIRRORED_PRINT_METHOD]
+    if not mirrored:
+        return []
+    shown = ", ".join(mirrored[:3]) + (f" and {len(mirrored) - 3} more" if len(mirrored) > 3 else "")
+    verb = "is" if len(mirrored) == 1 else "are"
+    note = (f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to "
+            "right): read as printed")
+    return [note]
 
 
 def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:
@@ -1648,3 +1667,57 @@ def pages_held(pages: Sequence[Path]) -> int | None:
 def is_terminal() -> bool:
     """True when progress can be drawn as a bar (stderr is a terminal)."""
     return sys.stderr.isatty()
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutSummary:
+    """What ``digitise layout`` wrote: the layout file, its boards (how many seen, the others placed from the
+    grid), how far the page was turned, and the overlay picture when asked for."""
+
+    output: str
+    boards: int
+    seen: int
+    turn: float
+    overlay: str | None = None
+
+
+def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, name: str | None = None,
+                   overwrite: bool = False) -> LayoutSummary:
+    """``digitise layout``: the first page of ``page`` fitted from its own lines, written as a template JSON
+    (``--template`` reads it), and the fit drawn over the page into ``overlay``.
+
+    Raises :class:`~digitise.errors.LayoutError` with the reason for a page whose grid of boards cannot be
+    fitted (nothing is guessed, nothing written).
+    """
+    import cv2
+    import numpy as np
+
+    from digitise.errors import LayoutError
+    from digitise.vision.images import darkest_channel, iter_pages
+    from digitise.vision.layout import draw_layout, fit_layout, reduced
+    from digitise.vision.read import WORK_LONG_SIDE
+
+    check_inputs([page])
+    check_outputs([output, *([overlay] if overlay is not None else [])], overwrite, inputs=[page])
+    first = next(iter(iter_pages(page)), None)
+    if first is None:
+        raise InputError("no page in it", page)
+    if isinstance(first, DigitiseError):
+        raise first
+    small, factor = reduced(darkest_channel(first.image), WORK_LONG_SIDE)
+    try:
+        fit = fit_layout(small, name=name or output.stem)
+    except LayoutError as exc:
+        raise LayoutError(exc.reason, page, "page 1") from None
+    drawn: bytes | None = None
+    if overlay is not None:
+        to_image = np.diag([1.0 / factor, 1.0 / factor, 1.0]) @ fit.homography
+        ok, encoded = cv2.imencode(".png", draw_layout(first.image, fit.template, to_image))
+        if not ok:  # pragma: no cover - encoding a valid array does not fail
+            raise OutputError("cannot encode the overlay", overlay)
+        drawn = encoded.tobytes()
+    write_atomic(output, fit.template.to_json(), overwrite=overwrite)
+    if overlay is not None and drawn is not None:
+        write_atomic(overlay, drawn, overwrite=overwrite)
+    return LayoutSummary(str(output), len(fit.template.boards), fit.seen, fit.turn,
+                         str(overlay) if overlay is not None else None)

@@ -1055,7 +1055,7 @@ def test_the_command_list_reads_in_the_order_of_the_work_and_whole() -> None:
     assert result.exit_code == 0
     listed = result.stdout.split("Commands:\n", 1)[1].splitlines()
     assert [line.split()[0] for line in listed if line.strip()] == [
-        "template", "scan", "batch", "review", "read", "solve", "synth", "train"]
+        "template", "layout", "scan", "batch", "review", "read", "solve", "synth", "train"]
     assert not [line for line in listed if line.rstrip().endswith("...")], listed
 
 

@@ -305,16 +305,16 @@ class _TemplateModel(BaseModel):
     @classmethod
     def _markers(cls, v: list[_MarkerModel]) -> list[_MarkerModel]:
         ids = sorted(m.id for m in v)
-        if ids != [0, 1, 2, 3]:
-            raise ValueError(f"expected markers with ids 0, 1, 2, 3, got {ids}")
+        if ids and ids != [0, 1, 2, 3]:
+            raise ValueError(f"expected markers with ids 0, 1, 2, 3 (or none), got {ids}")
         return v
 
     @field_validator("fields")
     @classmethod
     def _fields(cls, v: dict[str, list[float]]) -> dict[str, list[float]]:
         missing = [n for n in FIELD_NAMES if n not in v]
-        if missing:
-            raise ValueError(f"missing header fields: {', '.join(missing)}")
+        if missing and v:
+            raise ValueError(f"missing header fields: {', '.join(missing)} (give all or none)")
         return v
 
     @field_validator("boards")

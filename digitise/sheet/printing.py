@@ -123,12 +123,18 @@ def _grid_lines(template: Template, *, grey: float, width: float, thick: float) 
         for row in ("B", "W"):
             res, off = cells[f"{row}res"], cells[f"{row}off"]
             top, bottom = res.y, res.bottom
-            lines.append(Line(res.x, top, off.right, top, width, grey))
-            lines.append(Line(res.x, bottom, off.right, bottom, width, grey))
-            edges = [res.x, res.right] + [cells[f"{row}{p}"].right for p in range(12, 0, -1)] + [off.right]
-            six = cells[f"{row}6"].x
+            left, right = min(res.x, off.x), max(res.right, off.right)
+            lines.append(Line(left, top, right, top, width, grey))
+            lines.append(Line(left, bottom, right, bottom, width, grey))
+            # Every cell's sides, left to right (a mirrored print has its off square on the left).
+            order = [res, *(cells[f"{row}{p}"] for p in range(12, 0, -1)), off]
+            if off.x < res.x:
+                order.reverse()
+            edges = [order[0].x] + [cell.right for cell in order]
+            six, seven = cells[f"{row}6"], cells[f"{row}7"]
+            between = six.x if abs(six.x - seven.right) < 1e-6 else six.right
             for x in edges:
-                w = thick if abs(x - six) < 1e-6 else width
+                w = thick if abs(x - between) < 1e-6 else width
                 lines.append(Line(x, top, x, bottom, w, grey))
         centre = cells["centre"]
         lines.append(Line(centre.x, centre.y, centre.x, centre.bottom, width, grey))
@@ -148,12 +154,14 @@ def _box(rect: Rect, width: float, grey: float) -> list[Line]:
 
 
 def sheet_primitives(
-    template: Template, *, markers: bool = True, line_grey: float | None = None, labels: bool = True
+    template: Template, *, markers: bool = True, line_grey: float | None = None, labels: bool = True,
+    extras: tuple[Text, ...] = (),
 ) -> Primitives:
     """What the blank note prints, in millimetres.
 
     ``markers=False`` and a darker ``line_grey`` give the photocopy look of
-    an old note; ``labels=False`` leaves out the header labels and footer.
+    an old note; ``labels=False`` leaves out the header labels and footer;
+    ``extras`` is more text printed (another print's point numbers and row labels).
     """
     style = template.style
     grey = float(style.get("line_grey", LINE_GREY)) if line_grey is None else line_grey
@@ -181,6 +189,7 @@ def sheet_primitives(
         footer = (f"digitise recording note - {template.name} - "
                   "point numbers are White's, the recorder's: the bottom row is White's home side")
         texts.append(Text(footer, page_w / 2, page_h - 8.5, FOOTER_MM, LABEL_GREY, centred=True))
+    texts.extend(extras)
     drawings = tuple(MarkerDrawing(m.rect, marker_bits(m.id)) for m in template.markers) if markers else ()
     return Primitives(tuple(lines), dots, tuple(texts), drawings)
 
@@ -305,6 +314,7 @@ def render_template(
     markers: bool = True,
     line_grey: float | None = None,
     labels: bool = True,
+    extras: tuple[Text, ...] = (),
 ) -> np.ndarray:
     """The blank note as a greyscale image (uint8, white paper) at ``dpi``.
 
@@ -313,19 +323,19 @@ def render_template(
     :func:`~digitise.notation.template.mm_to_px_matrix`. Cached per arguments;
     the returned array is read-only (copy it before drawing on it).
     """
-    return _render_template(template, float(dpi), markers, line_grey, labels)
+    return _render_template(template, float(dpi), markers, line_grey, labels, extras)
 
 
 @functools.lru_cache(maxsize=16)
 def _render_template(
-    template: Template, dpi: float, markers: bool, line_grey: float | None, labels: bool
+    template: Template, dpi: float, markers: bool, line_grey: float | None, labels: bool, extras: tuple[Text, ...]
 ) -> np.ndarray:
     s = px_per_mm(dpi)
     width, height = template.page_px(dpi)
     # One uint8 "darkness" layer (0 paper, 255 black): dots and text first (OpenCV draws over what is
     # there), then lines and markers composited by maximum.
     dark = np.zeros((height, width), dtype=np.uint8)
-    prims = sheet_primitives(template, markers=markers, line_grey=line_grey, labels=labels)
+    prims = sheet_primitives(template, markers=markers, line_grey=line_grey, labels=labels, extras=extras)
     shift = 4
     for dot in prims.dots:
         centre = (round(dot.x * s * 16 - 8), round(dot.y * s * 16 - 8))

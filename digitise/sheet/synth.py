@@ -59,7 +59,7 @@ from digitise.sheet.handwriting import (
     write_digits,
     write_words,
 )
-from digitise.sheet.printing import render_template
+from digitise.sheet.printing import Text, render_template
 
 #: Header fields written with digit glyphs; the others are written as words.
 DIGIT_FIELDS = ("match_length", "page")
@@ -104,6 +104,7 @@ def render_match_pages(
     name: str = "match",
     dpi: int | None = None,
     names_boards: bool = False,
+    other_print: tuple[Text, ...] | None = None,
 ) -> list[SynthPage]:
     """Every page of ``match`` as a filled, damaged note (see the module docstring).
 
@@ -112,7 +113,9 @@ def render_match_pages(
     overrides the level's resolution (tests render small pages).
     ``names_boards``: before each game, a board with the players' names
     where their back checkers stand (NOTATION.md, point 9); such boards
-    record no action (``actions`` is empty in the truth).
+    record no action (``actions`` is empty in the truth). ``other_print``:
+    ``template`` is another print than digitise's (:mod:`digitise.sheet.prints`),
+    which prints this text beside its squares and none of digitise's labels.
     """
     level = Degrade(degrade) if isinstance(degrade, str) else degrade
     bank = _bank(glyphs)
@@ -126,7 +129,7 @@ def render_match_pages(
         chunk = boards[(page - 1) * BOARDS_PER_PAGE: page * BOARDS_PER_PAGE]
         placed = [(k + 1, board) for k, board in enumerate(chunk)]
         out.append(render_page(placed, page=page, header=header, template=template, seed=seed, degrade=level,
-                               bank=bank, name=name, dpi=dpi))
+                               bank=bank, name=name, dpi=dpi, other_print=other_print))
     return out
 
 
@@ -158,13 +161,21 @@ def render_page(
     bank: GlyphBank,
     name: str = "match",
     dpi: int | None = None,
+    other_print: tuple[Text, ...] | None = None,
 ) -> SynthPage:
-    """One page holding ``boards`` as (index 1-8, board) pairs; ``header`` without the page number."""
+    """One page holding ``boards`` as (index 1-8, board) pairs; ``header`` without the page number.
+
+    ``other_print``: see :func:`render_match_pages`.
+    """
     ranges = LEVELS[degrade]
     rng = np.random.default_rng([seed, page])
     page_dpi = dpi if dpi is not None else pick_dpi(ranges, rng)
     s = px_per_mm(page_dpi)
-    blank = render_template(template, page_dpi, markers=ranges.markers, line_grey=ranges.line_grey)
+    if other_print is None:
+        blank = render_template(template, page_dpi, markers=ranges.markers, line_grey=ranges.line_grey)
+    else:
+        blank = render_template(template, page_dpi, markers=ranges.markers, line_grey=ranges.line_grey, labels=False,
+                                extras=other_print)
     matrix = page_homography(ranges, (blank.shape[1], blank.shape[0]), rng)
     warp = PageWarp(matrix)
     # The ink is drawn straight into the damaged image's coordinates (see PageWarp).

@@ -53,23 +53,30 @@ class BoardLines:
     ys: tuple[float, float, float, float]
 
 
+def mirrored(board: BoardGeometry) -> bool:
+    """Whether ``board`` is printed mirrored: its off squares on the left, points 1 to 12 left to right."""
+    return board.cells["Boff"].x < board.cells["Bres"].x
+
+
 def board_lines(board: BoardGeometry) -> BoardLines:
-    """Where ``board``'s lines are printed, from its cells."""
+    """Where ``board``'s lines are printed, from its cells (left to right, mirrored or not)."""
     cells = board.cells
-    xs = tuple([cells[n].x for n in TOP_ROW] + [cells[TOP_ROW[-1]].right])
+    row = TOP_ROW[::-1] if mirrored(board) else TOP_ROW
+    xs = tuple([cells[n].x for n in row] + [cells[row[-1]].right])
     top, bottom = cells["Bres"], cells["Wres"]
     return BoardLines(xs, (top.y, top.bottom, bottom.y, bottom.bottom))
 
 
-def cell_slot(name: str) -> tuple[int, int, int, int]:
-    """The (first line row, last line row, first column, last column) bounding ``name`` in the crossings grid."""
+def cell_slot(name: str, mirrored: bool = False) -> tuple[int, int, int, int]:
+    """The (first line row, last line row, first column, last column) bounding ``name`` in the crossings grid
+    (of a board printed ``mirrored``: its columns run the other way)."""
     if name == "centre":
         return 1, 2, 1, 13
     if name in TOP_ROW:
         k = TOP_ROW.index(name)
-        return 0, 1, k, k + 1
+        return (0, 1, 13 - k, 14 - k) if mirrored else (0, 1, k, k + 1)
     k = BOTTOM_ROW.index(name)
-    return 2, 3, k, k + 1
+    return (2, 3, 13 - k, 14 - k) if mirrored else (2, 3, k, k + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +98,12 @@ class BoardFit:
     #: The darkness image the lines were measured on (REFINE_PX_PER_MM), and the crossings in it.
     measure_image: np.ndarray | None = field(default=None, repr=False, compare=False)
     measure_crossings: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: The board is printed mirrored (:func:`mirrored`).
+    mirrored: bool = False
 
     def cell_quad(self, name: str) -> np.ndarray:
         """The four corners (TL, TR, BR, BL in page terms) of cell ``name``, image px."""
-        r0, r1, c0, c1 = cell_slot(name)
+        r0, r1, c0, c1 = cell_slot(name, self.mirrored)
         g = self.crossings
         return np.array([g[r0, c0], g[r0, c1], g[r1, c1], g[r1, c0]], np.float64)
 
@@ -302,7 +311,7 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
         crossings = project(fitted, src_mm).reshape(4, n_cols, 2)
     inverse = np.linalg.inv(warp)
     local_crossings = project(inverse, crossings.reshape(-1, 2)).reshape(4, n_cols, 2)
-    return BoardFit(board.index, crossings, measured, fitted, found_fraction, dark, local_crossings)
+    return BoardFit(board.index, crossings, measured, fitted, found_fraction, dark, local_crossings, mirrored(board))
 
 
 def _neighbour_residual(residual: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -338,7 +347,7 @@ def scaled_fit(fit: BoardFit, factor: float) -> BoardFit:
     """``fit`` for an image ``factor`` times larger (crossings measured on a reduced copy)."""
     s = np.array([[factor, 0.0, 0.0], [0.0, factor, 0.0], [0.0, 0.0, 1.0]])
     return BoardFit(fit.index, fit.crossings * factor, fit.measured, s @ fit.homography, fit.found,
-                    fit.measure_image, fit.measure_crossings)
+                    fit.measure_image, fit.measure_crossings, fit.mirrored)
 
 
 # --- the marker-less path ------------------------------------------------------------------

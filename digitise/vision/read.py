@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from digitise.errors import DigitiseError, InputError, PageError
+from digitise.errors import DigitiseError, InputError, LayoutError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import POINT_NEIGHBOURS, BoardReading, CellReading, PageReading, Readings
 from digitise.notation.template import (
@@ -50,6 +50,7 @@ from digitise.vision.grid import (
     darkness,
     edge_balance,
     find_grid,
+    mirrored,
     refine_board,
     scaled_fit,
     smear_mm,
@@ -65,7 +66,8 @@ from digitise.vision.ink import (
     ink_amount,
     solid_share,
 )
-from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project
+from digitise.vision.layout import CLOSED_EDGES, fit_layout, print_map
+from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project, rotation_of
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +269,12 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if marked:
         template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
         return template, fit, {}
+    by_lines = _by_lines(small, templates)
+    if by_lines is not None:
+        template, homography = by_lines
+        # Said in the page's readings, and so in the report's notes (see digitise.pipeline.MIRRORED_PRINT_METHOD).
+        method = "lines, mirrored print" if mirrored(template.boards[0]) else "lines"
+        return template, PageFit(homography, method, (), rotation_of(homography, template.page_mm), 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
     found = [(t, g) for t, g in grids if g is not None]
     if not found:
@@ -275,6 +283,30 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if _mirrored_grid(small, template, fit.homography, [t for t, _ in found]):
         raise _mirror_image(source, number, washed_out)
     return template, fit, per_board
+
+
+def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Template, np.ndarray] | None:
+    """The page's boards fitted from its own lines (:func:`~digitise.vision.layout.fit_layout`): the template
+    and its homography (mm -> px of ``small``).
+
+    A print one of ``templates`` describes without markers (a layout file of
+    ``digitise layout``) is placed as that template; another print gets the
+    template fitted. None when no grid of boards is seen, or when the page
+    is digitise's own print (with markers in its template), which its own
+    fit places, as always.
+    """
+    try:
+        fitted = fit_layout(small)
+    except LayoutError:
+        return None
+    # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
+    if any(print_map(fitted.template, t, sides=False) is not None for t in templates if t.markers):
+        return None
+    for template in templates:
+        onto = print_map(fitted.template, template)
+        if onto is not None and not template.markers:
+            return template, fitted.homography @ onto
+    return fitted.template, fitted.homography
 
 
 def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:
@@ -402,7 +434,7 @@ def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict
     np.copyto(values, np.float32(0.0), where=~(values >= PRESENCE_DARK))
     height, width = dark.shape
     names = list(board.cells)
-    slots = np.array([cell_slot(n) for n in names])
+    slots = np.array([cell_slot(n, fit.mirrored) for n in names])
     sums, (x0, x1, y0, y1) = _box_sums(values, grid, slots, 0.9 * s, s, inner=True)
     on_lines = _pen_on_lines(values, grid, slots, s)
     pad = 3  # blobs are measured whole a little beyond the box (a stroke crossing its edge)
@@ -509,21 +541,25 @@ def cut_cell(grey: np.ndarray, quad: np.ndarray, rect_w: float, rect_h: float, m
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def _outer_sides(name: str) -> tuple[bool, bool, bool, bool]:
-    """Which sides of cell ``name`` are the board's outer edge: left, top, right, bottom."""
+def _outer_sides(name: str, mirrored: bool = False) -> tuple[bool, bool, bool, bool]:
+    """Which sides of cell ``name`` are the board's outer edge: left, top, right, bottom (of a board printed
+    ``mirrored``, the off squares are on the left)."""
     top = name.startswith("B") and name != "centre"
     bottom = name.startswith("W")
-    return (name in ("Bres", "Wres"), top, name in ("Boff", "Woff"), bottom)
+    left, right = name in ("Bres", "Wres"), name in ("Boff", "Woff")
+    return (right, top, left, bottom) if mirrored else (left, top, right, bottom)
 
 
-def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str) -> np.ndarray:
+def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: str, *, closed: bool = False) -> np.ndarray:
     """The handwriting of one cell of ``image`` (grey or BGR) as the cell reader wants it.
 
     10 px/mm, 1.5 mm margin, its own strokes only.
 
     The cell is cut with a wider margin first, so a stroke crossing a line is
     seen whole and goes to the square holding most of it; beyond the board's
-    outer edge there is no other square, so strokes there are this one's.
+    outer edge there is no other square, so strokes there are this one's --
+    unless ``closed``: a print that writes point numbers or labels beside its
+    squares, whose strokes there are print.
     """
     rect = board.cells[name]
     p, big = CELL_PX_PER_MM, CUT_MARGIN_MM
@@ -531,7 +567,7 @@ def cell_ink(image: np.ndarray, quad: np.ndarray, board: BoardGeometry, name: st
     patch = darkest_channel(cut_cell(image, quad, rect.w, rect.h, big))
     rows, cols = cell_lines(board, name, big)
     height, width = patch.shape[:2]
-    left, top, right, bottom = _outer_sides(name)
+    left, top, right, bottom = (False, False, False, False) if closed else _outer_sides(name, mirrored(board))
     own = (0 if left else round(big * p), 0 if top else round(big * p),
            width if right else round((big + rect.w) * p), height if bottom else round((big + rect.h) * p))
     # The printed locating dots are not handwriting: paper them over before looking for strokes.
@@ -655,7 +691,7 @@ def analyse_page(
             if amounts[name] < presence_bar(cell):
                 continue
             quad = bfit.cell_quad(name)
-            ink = cell_ink(image, quad, board, name)
+            ink = cell_ink(image, quad, board, name, closed=bool(template.style.get(CLOSED_EDGES, 0.0)))
             if ink_amount(ink) < MIN_INK_MM2:
                 continue
             jobs.append((board.index, name, quad, ink))

@@ -12,6 +12,7 @@ from digitise.notation.template import Template, mm_to_px_matrix, parse_template
 from digitise.sheet.printing import render_template
 from digitise.vision.grid import board_lines, find_grid, refine_board
 from digitise.vision.images import PageImage
+from digitise.vision.layout import SAME_PRINT_STRETCH
 from digitise.vision.page import project
 from digitise.vision.read import locate
 
@@ -94,7 +95,8 @@ def test_boards_larger_or_smaller_than_the_template(a4: Template, fx: float, fy:
     image, h = turn(image, mm_to_px_matrix(TEST_DPI), 3.0)
     sheet = Sheet(image, h, WRITTEN)
     fit, boards, _, _, _ = locate(PageImage("hand-ruled.png", 1, image), a4)
-    assert fit.method == "grid"
+    # Boards stretched more one way than the other are another print: fitted from their own lines.
+    assert fit.method == ("grid" if abs(fx / fy - 1.0) <= SAME_PRINT_STRETCH else "lines")
     assert _worst_cell_mm(sheet, boards, drawn) < 1.0
 
 

@@ -1,0 +1,499 @@
+"""A note's boards fitted from its own ruled lines, whatever its print.
+
+Old records are on Kato notes digitise did not print: photocopied,
+re-typeset by a club, drawn larger or smaller, spaced otherwise, with point
+numbers and row labels printed beside the squares and no markers. What all
+of them share is the board: two rows of squares (a result square, twelve
+point squares, an off square) with a centre strip between, the rows' four
+long lines running the board's whole width, the centre strip without the
+point squares' lines. :func:`fit_layout` finds that structure on a page
+and returns it as a :class:`~digitise.notation.template.Template` in the
+page's own millimetres, with the homography placing it on the image: the
+rest of the pipeline reads it as it reads digitise's own note.
+
+The steps, on the working copy (a few px per mm):
+
+1. the page's turn, from the sharpest row profile of its dark pixels;
+2. long horizontal lines (a morphological opening with a long flat kernel);
+3. lines sharing their ends, in fours (row, row, centre strip, row): a board;
+4. in each board's rows, the thirteen evenly spaced lines between the
+   result and the off square, fitted (start and pitch) to how much of each
+   column is dark; the centre strip must be open between them (a
+   spreadsheet's grid is not);
+5. the boards in a lattice of columns and rows, in reading order; a board
+   hidden by writing or damage is placed from its row and column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from types import MappingProxyType
+
+import cv2
+import numpy as np
+
+from digitise.errors import LayoutError
+from digitise.notation.marks import BOARDS_PER_PAGE, BOTTOM_ROW, TOP_ROW
+from digitise.notation.template import BoardGeometry, Rect, Template
+from digitise.vision.grid import board_lines, mirrored
+
+#: Largest turn of the page looked for (degrees either way).
+MAX_TURN_DEG = 7.0
+#: A point square's width (mm) on digitise's own note: the scale of a page whose resolution is unknown.
+OWN_CELL_W_MM = 9.75
+#: A board's vertical line is dark over at least this share of its row (handwriting covers less).
+LINE_COVER = 0.5
+#: Between the rows, the point squares' lines are absent (at most this share of the strip is dark there), but
+#: the strip is closed at both ends.
+OPEN_CENTRE = 0.35
+#: A page needs this many boards seen (the others are placed from the lattice).
+MIN_SEEN = 6
+#: Style key of a fitted template: strokes beyond a board's outer lines are not its cells' (the print
+#: may write point numbers or labels there).
+CLOSED_EDGES = "closed_edges"
+
+
+@dataclass(frozen=True, slots=True)
+class FittedBoard:
+    """One board found on the upright working image (px): its outer edges, its four row lines, and the
+    thirteen lines of its point squares (``first`` + k * ``pitch``)."""
+
+    left: float
+    right: float
+    ys: tuple[float, float, float, float]
+    first: float
+    pitch: float
+
+    @property
+    def xs(self) -> tuple[float, ...]:
+        """Its fifteen vertical lines, left to right."""
+        return (self.left, *(self.first + k * self.pitch for k in range(13)), self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutFit:
+    """A page's boards fitted from its lines: the template (page mm) and where it lies on the image."""
+
+    template: Template
+    #: Template mm -> px of the image fitted.
+    homography: np.ndarray
+    #: How far the page was turned (degrees, anticlockwise in the image).
+    turn: float
+    #: Boards seen; the others of the lattice were placed from their row and column.
+    seen: int
+    boards: tuple[FittedBoard, ...]
+    #: The print is mirrored: off squares on the left, points 1 to 12 left to right (told by its point numbers).
+    mirrored: bool = False
+
+
+def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
+    """Dark marks (1) on paper (0): at least ``contrast`` grey levels darker than around them (a local threshold,
+    as printed lines on uneven light need; faint thin lines need a low one, and the long lines are then found
+    among the paper's grain by their length)."""
+    return cv2.adaptiveThreshold(grey, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 25, contrast)
+
+
+def _rotation(shape: Sequence[int], angle: float) -> tuple[np.ndarray, tuple[int, int]]:
+    """The affine turning an image of ``shape`` by ``angle`` degrees about its centre, onto a canvas holding all of it."""
+    h, w = shape[0], shape[1]
+    matrix = cv2.getRotationMatrix2D((w / 2.0, h / 2.0), angle, 1.0)
+    cos, sin = abs(matrix[0, 0]), abs(matrix[0, 1])
+    new_w, new_h = int(np.ceil(h * sin + w * cos)), int(np.ceil(h * cos + w * sin))
+    matrix[0, 2] += new_w / 2.0 - w / 2.0
+    matrix[1, 2] += new_h / 2.0 - h / 2.0
+    return matrix, (new_w, new_h)
+
+
+def page_turn(binary: np.ndarray) -> float:
+    """The angle (degrees) that makes the page's long lines horizontal: the sharpest row profile."""
+    small = cv2.resize(binary.astype(np.float32), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+
+    def sharpness(angle: float) -> float:
+        matrix, size = _rotation(small.shape, angle)
+        turned = cv2.warpAffine(small, matrix, size, flags=cv2.INTER_LINEAR)
+        profile = turned.sum(axis=1, dtype=np.float64)
+        return float((profile * profile).sum())
+
+    best = max(np.arange(-MAX_TURN_DEG, MAX_TURN_DEG + 1e-6, 0.25), key=sharpness)
+    return float(max(np.arange(best - 0.25, best + 0.25 + 1e-6, 0.05), key=sharpness))
+
+
+def _horizontals(binary: np.ndarray) -> list[tuple[float, float, float]]:
+    """Long horizontal lines: (left x, right x, y), px."""
+    width = binary.shape[1]
+    k = max(15, width // 30)
+    lines = cv2.morphologyEx(binary, cv2.MORPH_OPEN, np.ones((1, k), np.uint8))
+    lines = cv2.morphologyEx(lines, cv2.MORPH_CLOSE, np.ones((1, k // 2), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(lines, np.ones((3, 1), np.uint8)), connectivity=8)
+    pieces = []
+    for label in range(1, count):
+        x, y, w, h, _ = (int(v) for v in stats[label])
+        if w < k or h > 24:
+            continue
+        rows = (lines[y:y + h, x:x + w] * (labels[y:y + h, x:x + w] == label)).sum(axis=1)
+        at = np.flatnonzero(rows >= 0.6 * rows.max())
+        pieces.append([float(x), float(x + w - 1), float(y + at.mean())])
+    return [(p[0], p[1], p[2]) for p in pieces if p[1] - p[0] >= width * 0.1]
+
+
+def _fours(lines: list[tuple[float, float, float]],
+           accept: Callable[[float, float, tuple[float, float, float, float]], FittedBoard | None]) -> list[FittedBoard]:
+    """The boards of groups of four lines sharing their ends, spaced as a board's rows and centre strip, that
+    ``accept`` (left, right, the four lines' y) finds a board between."""
+    # Lines top to bottom, each joining the column whose last line has the same ends: a slanted photo moves the
+    # ends a little from board to board, never much from one line to the next.
+    columns: list[list[tuple[float, float, float]]] = []
+    for line in sorted(lines, key=lambda line: line[2]):
+        tol = 0.03 * (line[1] - line[0])
+        near = [c for c in columns if abs(c[-1][0] - line[0]) <= tol and abs(c[-1][1] - line[1]) <= tol]
+        if near:
+            min(near, key=lambda c: line[2] - c[-1][2]).append(line)
+        else:
+            columns.append([line])
+    # A line broken or shortened by damage or by writing over it (which makes a faint line lighter than around
+    # it) is a part of a line of the narrowest column of more lines it lies within (that column's line nearest
+    # to it).
+    by_width = sorted(columns, key=lambda c: c[0][1] - c[0][0])
+    for few in sorted(columns, key=len):
+        for line in list(few):
+            x0, x1, y = line
+            for column in by_width:
+                if len(column) <= len(few) or column is few:
+                    continue
+                c0, c1, _ = min(column, key=lambda other: abs(other[2] - y))
+                tol = 0.03 * (c1 - c0)
+                if x0 >= c0 - tol and x1 <= c1 + tol and x1 - x0 >= 0.3 * (c1 - c0):
+                    column.append((c0, c1, y))
+                    few.remove(line)
+                    break
+    columns = [c for c in columns if c]
+    boards: list[FittedBoard] = []
+    for column in columns:
+        column.sort(key=lambda line: line[2])
+        i = 0
+        while i + 3 < len(column):
+            # The board starting at line i; a stray line among its four (an arrow, a stroke along the rows) is
+            # passed over.
+            for picks in combinations(range(i + 1, min(i + 6, len(column))), 3):
+                chosen = [column[i]] + [column[j] for j in picks]
+                ys = (chosen[0][2], chosen[1][2], chosen[2][2], chosen[3][2])
+                left = float(np.median([line[0] for line in chosen]))
+                right = float(np.median([line[1] for line in chosen]))
+                w = right - left
+                h1, centre, h2 = ys[1] - ys[0], ys[2] - ys[1], ys[3] - ys[2]
+                if not (0.04 * w <= h1 <= 0.2 * w and abs(h1 - h2) <= 0.12 * max(h1, h2)
+                        and 0.25 * h1 <= centre <= 1.6 * h1):
+                    continue
+                board = accept(left, right, ys)
+                if board is not None:
+                    boards.append(board)
+                    i = picks[-1] + 1
+                    break
+            else:
+                i += 1
+    return boards
+
+
+def _cover(binary: np.ndarray, y0: float, y1: float, x0: int, x1: int, *, slack: bool = True) -> np.ndarray:
+    """Share of each column x0..x1 that is dark between y0 and y1 (a fifth of the band left out at each end);
+    with ``slack``, a pixel either way counts (a line a little off the vertical)."""
+    inset = 0.2 * (y1 - y0)
+    band = binary[max(int(y0 + inset), 0):max(int(y1 - inset), int(y0 + inset) + 1), max(x0, 0):x1]
+    if slack:
+        band = cv2.dilate(band, np.ones((1, 3), np.uint8))
+    out = np.zeros(x1 - x0, np.float32)
+    if band.size:
+        start = max(x0, 0) - x0
+        out[start:start + band.shape[1]] = band.mean(axis=0)
+    return out
+
+
+def _board(binary: np.ndarray, left: float, right: float, ys: tuple[float, float, float, float]) -> FittedBoard | None:
+    """The board between these lines, when its rows hold thirteen evenly spaced lines and its centre strip none."""
+    w = right - left
+    margin = int(0.05 * w) + 2
+    x0, x1 = int(left) - margin, int(np.ceil(right)) + margin
+    rows = _cover(binary, ys[0], ys[1], x0, x1) + _cover(binary, ys[2], ys[3], x0, x1)
+    rows = np.maximum(rows, np.maximum(np.roll(rows, 1), np.roll(rows, -1)))
+    centre = _cover(binary, ys[1], ys[2], x0, x1)
+    k = np.arange(13, dtype=np.float64)
+    best: tuple[float, float, float] | None = None
+    for pitch in np.arange(w / 16.5, w / 12.2, 0.25):
+        starts = np.arange(left + 0.35 * pitch, right - 12.35 * pitch, 0.5)
+        if starts.size == 0:
+            continue
+        at = np.clip(np.round(starts[:, None] + k[None, :] * pitch).astype(int) - x0, 0, rows.size - 1)
+        score = rows[at].mean(axis=1)
+        j = int(np.argmax(score))
+        if best is None or score[j] > best[0]:
+            best = (float(score[j]), float(starts[j]), float(pitch))
+    if best is None or best[0] < 2 * LINE_COVER:
+        return None
+    _, first, pitch = best
+    at = np.round(first + k * pitch).astype(int) - x0
+
+    def lines(profile: np.ndarray) -> np.ndarray:
+        """The profile's darkest within 3 px of each of the thirteen lines (the search lands a pixel or two off)."""
+        return np.array([float(profile[max(a - 3, 0):max(a + 4, 1)].max()) for a in at])
+
+    for y0, y1 in ((ys[0], ys[1]), (ys[2], ys[3])):
+        if float(lines(_cover(binary, y0, y1, x0, x1)).mean()) < LINE_COVER:
+            return None  # each row holds the lines, not one row for two (the gap between boards is no row)
+    strip = lines(centre)
+    if float(strip[1:12].mean()) > OPEN_CENTRE:
+        return None  # lines straight through the centre strip: a table (or a row), not a board's centre strip
+    if min(strip[0], strip[12]) < LINE_COVER:
+        return None  # a strip open at its ends: the gap between two boards, not a board's centre strip
+
+    # Each line where its own columns are darkest (the search above lands on the left of a plateau).
+    raw = _cover(binary, ys[0], ys[1], x0, x1, slack=False) + _cover(binary, ys[2], ys[3], x0, x1, slack=False)
+    reach = max(2, round(0.15 * pitch))
+
+    def centred(near: float) -> float | None:
+        lo, hi = max(round(near) - reach - x0, 0), min(round(near) + reach - x0 + 1, raw.size)
+        window = raw[lo:hi]
+        if window.size == 0 or float(window.max()) < LINE_COVER:
+            return None
+        weights = np.where(window >= 0.5 * window.max(), window, 0.0)
+        return float((weights * np.arange(lo, hi)).sum() / weights.sum()) + x0
+
+    points = [(k, at) for k in range(13) if (at := centred(first + k * pitch)) is not None]
+    if len(points) >= 7:
+        pitch, first = (float(v) for v in np.polyfit([k for k, _ in points], [at for _, at in points], 1))
+    outer_left, outer_right = centred(left), centred(right)
+    return FittedBoard(left if outer_left is None else outer_left, right if outer_right is None else outer_right,
+                       ys, first, pitch)
+
+
+def _clusters(values: Sequence[float], tol: float) -> list[float]:
+    """Centres of groups of values lying within ``tol`` of the group's first."""
+    centres: list[list[float]] = []
+    for v in sorted(values):
+        if centres and v - centres[-1][0] <= tol:
+            centres[-1].append(v)
+        else:
+            centres.append([v])
+    return [float(np.median(c)) for c in centres]
+
+
+def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
+    """The boards in reading order (rows top to bottom, left to right), the unseen placed from the others of
+    their column (from its row beside it when the column holds one other). Raises :class:`LayoutError` when
+    they form no lattice of eight."""
+    width = float(np.median([b.right - b.left for b in found]))
+    height = float(np.median([b.ys[3] - b.ys[0] for b in found]))
+    cols = _clusters([b.left for b in found], 0.5 * width)
+    rows = _clusters([b.ys[0] for b in found], 0.5 * height)
+    if len(cols) * len(rows) != BOARDS_PER_PAGE:
+        raise LayoutError(f"{len(found)} boards found in {len(cols)} column(s) and {len(rows)} row(s): "
+                          f"a note of {BOARDS_PER_PAGE} boards in a grid is expected")
+    slots: dict[tuple[int, int], FittedBoard] = {}
+    for b in found:
+        c = int(np.argmin([abs(b.left - x) for x in cols]))
+        r = int(np.argmin([abs(b.ys[0] - y) for y in rows]))
+        if (r, c) in slots:
+            raise LayoutError("two boards found in one place of the grid: the boards do not form a grid")
+        slots[(r, c)] = b
+    out = []
+    for r in range(len(rows)):
+        for c in range(len(cols)):
+            if (r, c) in slots:
+                out.append(slots[(r, c)])
+                continue
+            column = sorted(((rr, b) for (rr, cc), b in slots.items() if cc == c), key=lambda rb: rb[0])
+            row = [b for (rr, cc), b in slots.items() if rr == r]
+            if len(column) >= 2:
+                # Along its column, a board's place changes steadily from row to row (a slanted photo included).
+                at = [float(rr) for rr, _ in column]
+
+                def along(values: list[float], r: int = r, at: list[float] = at) -> float:
+                    slope, start = np.polyfit(at, values, 1)
+                    return float(start + slope * r)
+
+                boards = [b for _, b in column]
+                out.append(FittedBoard(
+                    along([b.left for b in boards]), along([b.right for b in boards]),
+                    (along([b.ys[0] for b in boards]), along([b.ys[1] for b in boards]),
+                     along([b.ys[2] for b in boards]), along([b.ys[3] for b in boards])),
+                    along([b.first for b in boards]), along([b.pitch for b in boards])))
+                continue
+            if not column or not row:
+                raise LayoutError(f"only {len(found)} boards found, and a whole row or column of the grid is missing")
+            only = column[0][1]
+            out.append(FittedBoard(only.left, only.right,
+                                   tuple(float(np.median([b.ys[i] for b in row])) for i in range(4)),  # type: ignore[arg-type]
+                                   only.first, only.pitch))
+    return out
+
+
+def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
+    """Which side the print's point numbers say the high points are on: -1 left (as digitise's own note), 1 right
+    (a mirrored print), 0 when there are no numbers beside the squares to tell.
+
+    Point numbers printed above or below a row are the one mark a layout
+    gives that is not symmetric: 10, 11 and 12 take two figures, 1, 2 and 3
+    one. Each band of numbers votes for the side whose three outer columns
+    hold the wider print.
+    """
+    votes = bands = 0
+    for b in boards:
+        h = b.ys[1] - b.ys[0]
+        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
+            widths = []
+            for k in range(12):
+                x0, x1 = int(b.first + (k + 0.1) * b.pitch), int(b.first + (k + 0.9) * b.pitch)
+                band = binary[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
+                # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
+                dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
+                widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
+            if sum(w > 0 for w in widths) < 10:
+                continue  # no row of numbers here
+            bands += 1
+            # Two figures are about twice one's width; dots, or no print, are alike at both ends.
+            left, right = sum(widths[:3]), sum(widths[9:])
+            if left > 1.5 * right:
+                votes -= 1
+            elif right > 1.5 * left:
+                votes += 1
+    if bands < 4 or abs(votes) < bands / 2:
+        return 0
+    return -1 if votes < 0 else 1
+
+
+def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
+              mirrored: bool = False) -> Template:
+    """The fitted boards as a template in mm (``scale`` px per mm of the upright image of ``size``); ``mirrored``:
+    the off squares on the left."""
+
+    def mm(v: float) -> float:
+        return round(v / scale + 0.0, 2)
+
+    geometries = []
+    for index, b in enumerate(boards, start=1):
+        xs = b.xs
+        cells: dict[str, Rect] = {}
+        for names, (top, bottom) in ((TOP_ROW, b.ys[:2]), (BOTTOM_ROW, b.ys[2:])):
+            for k, cell in enumerate(names[::-1] if mirrored else names):
+                cells[cell] = Rect(mm(xs[k]), mm(top), round(mm(xs[k + 1]) - mm(xs[k]), 2), round(mm(bottom) - mm(top), 2))
+        cells["centre"] = Rect(mm(xs[1]), mm(b.ys[1]), round(mm(xs[13]) - mm(xs[1]), 2), round(mm(b.ys[2]) - mm(b.ys[1]), 2))
+        geometries.append(BoardGeometry(index, MappingProxyType(cells)))
+    return Template(name=name, page_mm=(mm(size[0]), mm(size[1])), markers=(), fields=MappingProxyType({}),
+                    boards=tuple(geometries), style=MappingProxyType({CLOSED_EDGES: 1.0}))
+
+
+def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
+    """The note on ``grey`` (uint8, a few px per mm) fitted from its own lines.
+
+    The template's millimetres are the page's scaled so that a point square
+    is as wide as on digitise's own note (:data:`OWN_CELL_W_MM`): the cells
+    are then cut at the size the reader knows, whatever the print's size.
+    Raises :class:`LayoutError` with the reason when no grid of boards is
+    seen (a blank page, a page of something else, a spreadsheet's grid).
+    """
+    binary = _binary(grey)
+    if float(binary.mean()) < 0.002:
+        raise LayoutError("blank page: no ruled lines on it")
+    turn = page_turn(binary)
+    matrix, size = _rotation(grey.shape, turn)
+    upright = cv2.warpAffine(grey, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    upright_binary = _binary(upright)
+    lines = _horizontals(upright_binary)
+    rows_seen = []
+
+    def accept(left: float, right: float, ys: tuple[float, float, float, float]) -> FittedBoard | None:
+        rows_seen.append(ys)
+        return _board(upright_binary, left, right, ys)
+
+    found = _fours(lines, accept)
+    candidates = rows_seen
+    if not found:
+        what = "no long ruled lines" if not lines else (
+            "no board's rows (four long lines spaced as two rows and a centre strip)" if not candidates
+            else "no board's squares (ruled lines, but not a result square, twelve point squares and an off square "
+                 "in each row with an open centre strip between)")
+        raise LayoutError(f"no grid of boards found: {what}")
+    if len(found) < MIN_SEEN:
+        raise LayoutError(f"only {len(found)} boards found from the lines (at least {MIN_SEEN} of {BOARDS_PER_PAGE} needed)")
+    pitch = float(np.median([b.pitch for b in found]))
+    odd = [b for b in found if abs(b.pitch - pitch) > 0.12 * pitch]
+    if odd:
+        raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
+    boards = _lattice(found)
+    scale = pitch / OWN_CELL_W_MM
+    flipped = numbers_side(_binary(upright, contrast=15), boards) > 0
+    template = _template(boards, scale, size, name, flipped)
+    to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
+    homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
+    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped)
+
+
+def board_crossings(template: Template) -> np.ndarray:
+    """Every board's line crossings (mm), boards in order: (boards * 60, 2)."""
+    points = []
+    for board in template.boards:
+        lines = board_lines(board)
+        points += [(x, y) for y in lines.ys for x in lines.xs]
+    return np.array(points, np.float64)
+
+
+#: A fitted layout is the template's own print when one homography (a page photographed at a slant) maps
+#: every line crossing of the template within this (mm) of the fitted one ...
+SAME_PRINT_MM = 1.2
+#: ... stretching it no more than this much more one way than the other (the prints' own proportions differ:
+#: a taller row or centre strip is no slant of the camera).
+SAME_PRINT_STRETCH = 0.04
+
+
+def print_map(fitted: Template, template: Template, *, sides: bool = True) -> np.ndarray | None:
+    """The homography from ``template``'s mm to ``fitted``'s (a :func:`fit_layout` template) when they are one
+    print (see :data:`SAME_PRINT_MM`), else None. Without ``sides``, the lines alone are compared, not which
+    side the off squares were told to be on."""
+    if len(fitted.boards) != len(template.boards):
+        return None
+    if sides and mirrored(fitted.boards[0]) != mirrored(template.boards[0]):
+        return None
+    src, dst = board_crossings(template), board_crossings(fitted)
+    homography, _ = cv2.findHomography(src, dst, 0)
+    if homography is None:
+        return None
+    mapped = cv2.perspectiveTransform(src.reshape(-1, 1, 2), homography).reshape(-1, 2)
+    if float(np.linalg.norm(mapped - dst, axis=1).max()) > SAME_PRINT_MM:
+        return None
+    centre = src.mean(axis=0)
+    ends = cv2.perspectiveTransform(np.array([[centre, centre + [1.0, 0.0], centre + [0.0, 1.0]]]), homography)[0]
+    across, down = float(np.linalg.norm(ends[1] - ends[0])), float(np.linalg.norm(ends[2] - ends[0]))
+    if abs(across / max(down, 1e-9) - 1.0) > SAME_PRINT_STRETCH:
+        return None
+    return np.asarray(homography, np.float64)
+
+
+def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
+    """``grey`` reduced by a whole number to about ``long_side`` px, and the factor (reduced px per px)."""
+    step = int(np.ceil(max(grey.shape[:2]) / long_side))
+    if step <= 1:
+        return grey, 1.0
+    return cv2.resize(grey, None, fx=1.0 / step, fy=1.0 / step, interpolation=cv2.INTER_AREA), 1.0 / step
+
+
+def draw_layout(image: np.ndarray, template: Template, homography: np.ndarray, long_side: int = 2200) -> np.ndarray:
+    """``image`` (grey or BGR) with ``template``'s cells drawn where ``homography`` (mm -> px) puts them:
+    point, result and off squares in green, centre strips in blue, each board's number in red."""
+    canvas = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    factor = min(1.0, long_side / max(canvas.shape[:2]))
+    canvas = cv2.resize(canvas, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA) if factor < 1.0 else canvas.copy()
+    to_canvas = np.diag([factor, factor, 1.0]) @ np.asarray(homography, np.float64)
+
+    def quad(rect: Rect) -> np.ndarray:
+        pts = np.array(rect.corners, np.float64).reshape(-1, 1, 2)
+        return np.round(cv2.perspectiveTransform(pts, to_canvas).reshape(-1, 2)).astype(np.int32)
+
+    for board in template.boards:
+        for name, rect in board.cells.items():
+            colour = (255, 120, 0) if name == "centre" else (0, 170, 0)
+            cv2.polylines(canvas, [quad(rect)], True, colour, 2 if name == "centre" else 1, cv2.LINE_AA)
+        corner = quad(board.cells["Bres"])[0]
+        cv2.putText(canvas, str(board.index), (int(corner[0]) - 22, int(corner[1]) + 16), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
+                    (0, 0, 230), 2, cv2.LINE_AA)
+    return canvas

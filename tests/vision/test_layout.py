@@ -1,0 +1,141 @@
+"""Notes of other prints: their boards fitted from their own lines, read through the real pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from digitise.cli import cli
+from digitise.errors import ExitCode, LayoutError, TemplateError
+from digitise.notation.encode import encode_match
+from digitise.notation.mat import read_mat_strict
+from digitise.notation.template import Template, load_template, mm_to_px_matrix, parse_template
+from digitise.sheet.damage import Degrade
+from digitise.sheet.printing import render_template
+from digitise.sheet.prints import PRINTS, OtherPrint, mirrored
+from digitise.sheet.synth import SynthPage, render_page
+from digitise.vision.images import PageImage
+from digitise.vision.layout import fit_layout, reduced
+from digitise.vision.page import project
+from digitise.vision.read import WORK_LONG_SIDE, analyse_page
+from tests.vision.conftest import turn
+
+ROOT = Path(__file__).resolve().parents[2]
+MATCH = ROOT / "samples" / "alice-bruno.mat"
+DPI = 150
+
+
+def blank(other: OtherPrint, angle: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The print's blank page at DPI, turned ``angle`` degrees, and its mm -> px homography."""
+    image = np.array(render_template(other.template(), DPI, labels=False, extras=other.extras()))
+    return turn(image, mm_to_px_matrix(DPI), angle) if angle else (image, mm_to_px_matrix(DPI))
+
+
+@pytest.mark.parametrize("name", [*PRINTS, "club-small-mirrored"])
+def test_every_square_of_another_print_is_fitted_within_half_a_millimetre(name: str) -> None:
+    other = mirrored(PRINTS["club-small"]) if name.endswith("-mirrored") else PRINTS[name]
+    image, truth = blank(other, angle=1.5)
+    small, factor = reduced(image, WORK_LONG_SIDE)
+    fit = fit_layout(small)
+    assert fit.seen == 8 and fit.mirrored == other.mirrored
+    printed = other.template()
+    scale = DPI / 25.4
+    for board, found in zip(printed.boards, fit.template.boards, strict=True):
+        for cell, rect in board.cells.items():
+            want = project(truth, np.array(rect.corners))
+            got = project(fit.homography, np.array(found.cells[cell].corners)) / factor
+            assert np.linalg.norm(want - got, axis=1).max() / scale < 0.5, (name, board.index, cell)
+
+
+def test_a_spreadsheet_grid_and_a_blank_page_are_refused_with_their_reason() -> None:
+    sheet = np.full((1200, 1700), 255, np.uint8)
+    for y in range(60, 1140, 45):
+        sheet[y:y + 2, 60:1640] = 0
+    for x in range(60, 1640, 70):
+        sheet[60:1140, x:x + 2] = 0
+    with pytest.raises(LayoutError, match="no grid of boards found"):
+        fit_layout(sheet)
+    with pytest.raises(LayoutError, match="blank page"):
+        fit_layout(np.full((1200, 1700), 250, np.uint8))
+
+
+def written_page(other: OtherPrint, level: Degrade = Degrade.LIGHT) -> SynthPage:
+    """The first page of the sample match, written on ``other`` (skips without the digit glyphs)."""
+    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
+    from digitise.sheet.handwriting import GlyphBank
+    from tests.conftest import DIGITS_PNG
+
+    if not DIGITS_PNG.is_file():
+        pytest.skip(f"../shared/data/digits.png not found at {DIGITS_PNG}")
+    bank = GlyphBank(load_digit_glyphs(DIGITS_PNG, GlyphSubset.TEST))
+    boards = [(k + 1, board) for k, board in enumerate(encode_match(read_mat_strict(MATCH))[:8])]
+    return render_page(boards, page=1, header={}, template=other.template(), seed=3, degrade=level, bank=bank,
+                       dpi=DPI, other_print=other.extras())
+
+
+def boards_read_right(page: SynthPage, image: np.ndarray, templates: list[Template] | Template) -> tuple[int, str]:
+    """How many boards' top readings are what was written, and how the page was found."""
+    reading, _ = analyse_page(PageImage("other.png", 1, image), templates, header=False)
+    right = 0
+    for truth, board in zip(page.truth["boards"], reading.boards, strict=True):
+        top = {cell: list(cands[0].digits) for cell, cands in board.cells.items() if cands[0].digits}
+        right += top == truth["cells"]
+    return right, reading.header["method"]["value"]
+
+
+@pytest.mark.parametrize("name", ["club-small", "club-large", "club-small-mirrored"])
+def test_a_written_page_of_another_print_reads_through_the_pipeline(name: str) -> None:
+    other = mirrored(PRINTS["club-small"]) if name.endswith("-mirrored") else PRINTS[name]
+    page = written_page(other)
+    right, method = boards_read_right(page, page.image, [load_template("a4"), load_template("letter")])
+    assert method == ("lines, mirrored print" if other.mirrored else "lines")
+    assert right >= 7
+
+
+def test_digitise_s_own_print_without_markers_is_placed_as_before() -> None:
+    a4 = load_template("a4")
+    image = np.array(render_template(a4, DPI, markers=False))
+    reading, _ = analyse_page(PageImage("copy.png", 1, image), [a4], header=False)
+    assert reading.header["method"]["value"] == "grid"
+
+
+def test_layout_command_writes_a_template_that_reads_the_print(tmp_path: Path) -> None:
+    page = written_page(PRINTS["photocopy-club"], Degrade.PHOTOCOPY)
+    scan = tmp_path / "page.png"
+    cv2.imwrite(str(scan), page.image)
+    layout, overlay = tmp_path / "club-note.json", tmp_path / "fit.png"
+    done = CliRunner().invoke(cli, ["layout", str(scan), "-o", str(layout), "--overlay", str(overlay)])
+    assert done.exit_code == 0, done.output
+    assert "8 boards fitted" in done.output
+    template = load_template(layout)
+    assert template.name == "club-note" and not template.markers and not template.fields
+    assert cv2.imread(str(overlay)) is not None
+    right, method = boards_read_right(page, page.image, template)
+    assert method == "lines" and right >= 7
+    # Written once, replaced only when asked.
+    again = CliRunner().invoke(cli, ["layout", str(scan), "-o", str(layout)])
+    assert again.exit_code == ExitCode.OUTPUT
+
+
+def test_layout_command_refuses_a_page_without_boards_in_one_line(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.png"
+    cv2.imwrite(str(empty), np.full((900, 1300), 250, np.uint8))
+    done = CliRunner().invoke(cli, ["layout", str(empty), "-o", str(tmp_path / "x.json")])
+    assert done.exit_code == ExitCode.BAD_INPUT
+    assert done.stderr.strip().splitlines() == [f"digitise: error: {empty}: page 1: blank page: no ruled lines on it"]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_template_file_has_all_its_header_fields_or_none() -> None:
+    document = json.loads(load_template("a4").to_json())
+    document["markers"] = []
+    document["fields"] = {}
+    assert not parse_template(document).markers
+    document["fields"] = {"event": [20.0, 10.0, 50.0, 8.0]}
+    with pytest.raises(TemplateError, match="missing header fields"):
+        parse_template(document)
