@@ -91,6 +91,8 @@ In JSON (the review page's corrections file) the same is
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import math
 import re
@@ -170,6 +172,22 @@ def solve(readings: Readings, *, players: tuple[str, str] | None = None, length:
     recorded as best it can be and flagged. Raises :class:`ReadingsError`
     only for a malformed correction.
     """
+    # Python's cycle collector is held off: the search trees only grow (their parent links make every node
+    # part of a cycle) and each full collection walked them whole, so a long match cost more a board the
+    # longer it was. What they leave behind is collected once the solve is done.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _solve(readings, players, length, corrections, review_below, prior, roster)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _solve(readings: Readings, players: tuple[str, str] | None, length: int | None,
+           corrections: Mapping[tuple[int, int], str] | None, review_below: float, prior: PlayPrior | None,
+           roster: Sequence[str]) -> SolveResult:
+    """:func:`solve` itself."""
     places: list[tuple[int, int]] = []
     evidence: list[BoardEvidence] = []
     #: The sheet (its place in the pile) each board is on: page numbers as read may repeat.
@@ -1144,7 +1162,8 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
     rb = min(max(review_below, 0.5), 0.9999)
     margin = math.log(rb / (1.0 - rb))
     out: dict[int, tuple[int, int]] = {}
-    for node in path:
+    to_end = False
+    for at, node in enumerate(path):
         if node.board is None:
             continue
         # A board explained only by a repair (a missing board, an unrecorded game end, an
@@ -1170,10 +1189,11 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
         # Crawford game: the rest of the match rests on it.
         # So does a missing page: the game it cut has an unknown end, and the match's score after it.
         restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags) or id(node) in doubted
-        if unknown or restart:
+        # Once an earlier board's doubt reached the path's end, every later turn already names its board.
+        if (unknown or restart) and not to_end:
             # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
             game = node.parent.state.game if node.parent is not None else node.state.game
-            for later in path[path.index(node) + 1:]:
+            for later in itertools.islice(path, at + 1, None):
                 # The final decision (board None) too: a double the readings leave unanswered is
                 # written dropped, and that drop rests on the doubt as much as any turn.
                 if later.parent is None:
@@ -1181,6 +1201,8 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
                 if later.parent.state.game != game and not restart:
                     break
                 out.setdefault(id(later), places[node.board])
+            else:
+                to_end = True
     return out
 
 
