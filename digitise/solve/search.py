@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -240,6 +240,31 @@ def _settle(parent: Node, summary: Summary, score: float) -> None:
         node = up
 
 
+def _first_heard(ends: Iterable[tuple[Node, Summary]]) -> list[tuple[Node, dict[Summary, None]]]:
+    """Each node's decisions in the order :func:`_settle`, called on ``ends`` in turn, first records them.
+
+    A node's first end reaches every ancestor not yet reached, and a later one
+    only raises what is recorded; so one climb per node finds the order.
+    """
+    heard: dict[int, tuple[Node, dict[Summary, None]]] = {}
+    reached: set[int] = set()
+
+    def hear(node: Node, summary: Summary) -> None:
+        heard.setdefault(id(node), (node, {}))[1].setdefault(summary, None)
+
+    for parent, summary in ends:
+        hear(parent, summary)
+        node = parent
+        while id(node) not in reached:
+            reached.add(id(node))
+            up = node.parent
+            if up is None:
+                break
+            hear(up, node.summary)
+            node = up
+    return list(heard.values())
+
+
 @dataclass(frozen=True, slots=True)
 class Forced:
     """A reviewer's correction of one board: what it records, as hard constraints.
@@ -410,6 +435,8 @@ class Searcher:
                 options.sort(key=lambda o: -o[0])
             best = options[0][0]
             if best < self.bound:
+                _release(root.children)
+                root.children, root.merged = [], {}
                 return root, Node(root, None, ("hopeless",), (), root.state, -math.inf, -math.inf, ())
             kept: list[Node] = []
             seen: dict[State, Node] = {}
@@ -474,6 +501,7 @@ class Searcher:
             finals.append(final)
         best_final = max(finals, key=lambda n: n.score)
         self._settle_all(best_final, finals, deaths, merges)
+        _prune(best_final)
         return root, best_final
 
     @staticmethod
@@ -491,13 +519,22 @@ class Searcher:
         while node is not None and node.board is not None:
             chosen[node.board] = node.score
             node = node.parent
+        total = best_final.score
+        ends: list[tuple[float, Node, Summary]] = []
         for final in finals:
             final.best = final.score
             assert final.parent is not None
-            _settle(final.parent, final.summary, final.score)
-        total = best_final.score
-        for parent, summary, score, board in deaths:
-            _settle(parent, summary, score + total - chosen.get(board, score))
+            ends.append((final.score, final.parent, final.summary))
+        ends += [(score + total - chosen.get(board, score), parent, summary) for parent, summary, score, board in deaths]
+        # The order each node's decisions are first heard of, in list order: it breaks the report's ties.
+        heard = _first_heard([(parent, summary) for _, parent, summary in ends])
+        # Best first: a node is worth the best end below it in any order, and so each end climbs only as far
+        # as a node not yet worth as much (a late end above the best otherwise climbs to the root, each time).
+        ends.sort(key=lambda end: -end[0])
+        for score, parent, summary in ends:
+            _settle(parent, summary, score)
+        for node, summaries in heard:
+            node.kids = {summary: node.kids[summary] for summary in summaries}
         for parent, summary, score, survivor in reversed(merges):
             if survivor.best > -math.inf:
                 _settle(parent, summary, score + (survivor.best - survivor.score))
@@ -1097,6 +1134,53 @@ def troubled(node: Node) -> bool:
         for tag in node.tags)
 
 
+def _prune(final: Node) -> None:
+    """Let go of what no report of ``final``'s explanation reads, so a finished search holds little.
+
+    Kept: the path; its nodes' children and the kept states their decisions
+    merged into (the rivals :func:`leads_to` finds), each with its
+    :func:`best_line` only, which :func:`weighed_alternatives`,
+    :func:`decisions` and the turns resting on a rival (``_apart``) follow.
+    The rest of the tree is freed at once: the cycle collector is held off
+    while a match is solved.
+    """
+    path = best_path(final)
+    on_path = {id(node) for node in path}
+    on_path.add(id(path[0].parent) if path and path[0].parent is not None else 0)
+    starts: list[Node] = []
+    for node in path:
+        parent = node.parent
+        if parent is not None:
+            starts += parent.children
+            starts += parent.merged.values()
+    # A state a path decision merged into may sit anywhere in the tree, off another best line too.
+    keep = on_path | {id(node) for node in starts}
+    dropped: list[Node] = []
+    seen: set[int] = set()
+    for node in starts:
+        # Down the node's best line: at each step the best child stays, its siblings go.
+        while id(node) not in on_path and id(node) not in seen:
+            seen.add(id(node))
+            node.merged, node.parts = {}, {}
+            if not node.children:
+                break
+            best = max(node.children, key=lambda c: c.best)
+            dropped += [c for c in node.children if c is not best and id(c) not in keep]
+            node.children = [best]
+            node = best
+    _release(dropped, keep)
+
+
+def _release(nodes: Iterable[Node], keep: set[int] | frozenset[int] = frozenset()) -> None:
+    """Free the subtrees of ``nodes`` now, but for the nodes in ``keep`` (ids) and below them: their parent
+    links and children make cycles, else left to the cycle collector."""
+    stack = [node for node in nodes if id(node) not in keep]
+    while stack:
+        node = stack.pop()
+        stack += [child for child in node.children if id(child) not in keep]
+        node.children, node.merged = [], {}
+
+
 def best_path(final: Node) -> list[Node]:
     """The decisions of the best explanation, first board first (the root excluded)."""
     path: list[Node] = []
@@ -1127,12 +1211,13 @@ def leads_to(parent: Node, summary: Summary) -> Node | None:
     return next((c for c in parent.children if c.summary == summary), None) or parent.merged.get(summary)
 
 
-def best_line(node: Node) -> list[Node]:
-    """``node`` and its best kept descendants, one per board, as far as they were kept."""
-    line = [node]
-    while line[-1].children:
-        line.append(max(line[-1].children, key=lambda c: c.best))
-    return line
+def best_line(node: Node) -> Iterator[Node]:
+    """``node`` and its best kept descendants, one per board, as far as they were kept (as they are followed:
+    a line that meets the path again can run on with it to the end of the match)."""
+    yield node
+    while node.children:
+        node = max(node.children, key=lambda c: c.best)
+        yield node
 
 
 def misread_doubt(node: Node) -> bool:
