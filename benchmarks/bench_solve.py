@@ -13,13 +13,25 @@ following a flagged board); turns flagged; turns following a flagged board;
 runs of wrong turns (a misread and the turns that follow from it); median
 solve time per board (per match: solve time / boards, median over matches),
 in wall time and in process CPU time (steadier on a shared machine).
+
+``--long 100,400,1600`` times instead one long readings file of each size (in
+pages): the games of the real matches, in file order, joined into one
+unlimited match until it fills the pages, read by the simulated reader
+(medium, seed 7), solved in a fresh process each; it prints the wall and CPU
+time, per page too, and the process's peak memory (resident set, less what
+it held before the solve), so that growth faster than the pages shows:
+
+    .venv/bin/python benchmarks/bench_solve.py --long 100,400,1600
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,7 +43,10 @@ sys.path.insert(0, str(ROOT))
 # A sibling script, not a package: its folder is on sys.path when it runs.
 from machine import describe as describe_host
 
-from digitise.notation.encode import encode_match
+from digitise.game.match import Score
+from digitise.game.record import GameRecord, MatchRecord
+from digitise.notation.encode import encode_game, encode_match
+from digitise.notation.marks import BOARDS_PER_PAGE
 from digitise.notation.mat import read_mat
 from digitise.notation.noise import (
     HEAVY,
@@ -39,7 +54,7 @@ from digitise.notation.noise import (
     NoiseProfile,
     noisy_readings,
 )
-from digitise.notation.readings import paginate
+from digitise.notation.readings import Readings, paginate
 from digitise.solve import solve
 from digitise.solve.compare import compare
 
@@ -69,14 +84,81 @@ def run_one(job: tuple[int, str, str]) -> dict[str, float]:
     }
 
 
+def joined_match(pages: int, paths: list[Path]) -> MatchRecord:
+    """The finished games of ``paths``' matches, in order and again, as one unlimited match of ``pages`` pages or just over."""
+    games: list[GameRecord] = []
+    score, boards = Score(), 0
+    files = iter(paths * (1 + pages * BOARDS_PER_PAGE // 2000))
+    while boards < pages * BOARDS_PER_PAGE:
+        for game in read_mat(next(files)).match.games:
+            if game.winner is None or game.points is None or boards >= pages * BOARDS_PER_PAGE:
+                continue
+            games.append(GameRecord(len(games) + 1, score, game.actions, game.winner, game.points))
+            score = score.add(game.winner, game.points)
+            boards += len(encode_game(games[-1]))
+    return MatchRecord(0, ("Bottom", "Top"), tuple(games))
+
+
+def long_readings(pages: int) -> Readings:
+    """A long readings file: :func:`joined_match` read by the simulated reader (medium, seed 7)."""
+    match = joined_match(pages, sorted(MATCHES.glob("*.mat")))
+    return paginate(noisy_readings([b.marks for b in encode_match(match)], 7, MEDIUM), "noisy")
+
+
+def _resident_mb() -> float:
+    """This process's peak resident set so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_long(pages: int) -> dict[str, float]:
+    """Solve one long readings file in this process; its size, times and peak memory."""
+    readings = long_readings(pages)
+    from digitise.solve.prior import default_prior
+
+    default_prior()  # the net loaded before the solve: its memory is no part of the solve's
+    before = _resident_mb()
+    start, cpu = time.perf_counter(), time.process_time()
+    result = solve(readings)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"pages": len(readings.pages), "boards": sum(len(p.boards) for p in readings.pages),
+            "turns": result.report["summary"]["turns"], "seconds": elapsed, "cpu": cpu,
+            "before_mb": before, "peak_mb": _resident_mb()}
+
+
+def long_figures(sizes: list[int], timeout: float) -> None:
+    """Time each long readings file in a fresh process and print the figures."""
+    print(describe_host())
+    print("pages  boards  turns   wall s  CPU s  CPU ms/page  peak MB (solve's own)")
+    for pages in sizes:
+        try:
+            done = subprocess.run([sys.executable, __file__, "--long-one", str(pages)], capture_output=True,
+                                  text=True, timeout=timeout, check=True)
+        except subprocess.TimeoutExpired:
+            print(f"{pages:5d}  did not finish in {timeout:.0f} s")
+            continue
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"{row['pages']:5.0f}  {row['boards']:6.0f}  {row['turns']:5.0f}  {row['seconds']:7.1f}  "
+              f"{row['cpu']:5.1f}  {1000 * row['cpu'] / row['pages']:11.0f}  "
+              f"{row['peak_mb']:.0f} ({row['peak_mb'] - row['before_mb']:.0f})", flush=True)
+
+
 def main() -> None:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--long", help="Time long readings files of these sizes in pages (e.g. 100,400,1600).")
+    parser.add_argument("--long-one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="Seconds a long file may take (--long).")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="Only the first N matches.")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="medium")
     parser.add_argument("--no-timing", action="store_true", help="Skip the timing figures (when --jobs > 1).")
     args = parser.parse_args()
+    if args.long_one:
+        print(json.dumps(run_long(args.long_one)))
+        return
+    if args.long:
+        long_figures([int(n) for n in args.long.split(",")], args.timeout)
+        return
     paths = sorted(MATCHES.glob("*.mat"))
     if args.limit:
         paths = paths[: args.limit]
