@@ -101,7 +101,10 @@ def joined_match(pages: int, paths: list[Path]) -> MatchRecord:
 
 def long_readings(pages: int) -> Readings:
     """A long readings file: :func:`joined_match` read by the simulated reader (medium, seed 7)."""
-    match = joined_match(pages, sorted(MATCHES.glob("*.mat")))
+    paths = sorted(MATCHES.glob("*.mat"))
+    if not paths:
+        raise SystemExit(f"bench_solve.py: no matches in {MATCHES} (set DIGITISE_SHARED)")
+    match = joined_match(pages, paths)
     return paginate(noisy_readings([b.marks for b in encode_match(match)], 7, MEDIUM), "noisy")
 
 
