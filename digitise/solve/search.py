@@ -490,6 +490,7 @@ class Searcher:
                     beam = list(restart)
                     del deaths[dead:], merges[merged:]
                     for node in beam:
+                        _release(node.children)
                         node.children, node.merged, node.parts = [], {}, {}
                     continue
             b += 1
