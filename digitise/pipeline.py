@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
 from digitise.fileio import (
@@ -1152,12 +1152,13 @@ def batch(
     page_progress: Callable[[str], None] | None = None,
     started: Callable[[int], None] | None = None,
     runner: Callable[[Job, ScanOptions], JobResult] = run_job,
+    executor: Executor | None = None,
 ) -> BatchSummary:
     """Convert every match under ``input_dir`` into ``output_dir``.
 
     Matches already converted are skipped unless ``options.overwrite``.
-    ``runner`` is the per-job function (tests inject failing ones); it runs in
-    ``jobs`` worker processes (default: all cores). ``progress`` hears of each
+    ``runner`` is the per-job function (tests inject failing ones); ``executor``
+    runs it, by default in ``jobs`` worker processes (all cores: :class:`LocalProcesses`). ``progress`` hears of each
     job as it ends, ``page_progress`` of each page read (the job's name) as it
     is read, in whichever process reads it; ``started`` of the pages found, before any job.
     """
@@ -1178,8 +1179,8 @@ def batch(
         if options.page_memory is None:
             options = replace(options, page_memory=(pages_lock, batch_page_memory()))
         try:
-            return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
-                             page_progress, started, runner)
+            return _batch_in(found, failed, left_out, input_dir, output_dir, options, start,
+                             executor or LocalProcesses(jobs), progress, page_progress, started, runner)
         finally:
             for lock in (pages_lock, _mutex_of(pages_lock)):
                 with contextlib.suppress(OSError):
@@ -1353,7 +1354,7 @@ LOCKED = "another batch is converting into this folder now: wait for it to end, 
 
 
 def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], input_dir: Path, output_dir: Path,
-              options: ScanOptions, start: float, jobs: int | None, progress: Callable[[JobResult], None] | None,
+              options: ScanOptions, start: float, executor: Executor, progress: Callable[[JobResult], None] | None,
               page_progress: Callable[[str], None] | None, started: Callable[[int], None] | None,
               runner: Callable[[Job, ScanOptions], JobResult]) -> BatchSummary:
     """The batch's jobs run with its output folder held (see :func:`batch`)."""
@@ -1377,15 +1378,12 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
     for r in (*failed, *results.values()):
         if progress:
             progress(r)
-    cores = os.cpu_count() or 1
-    # At most one worker a core: each holds a page's images and models (~250 MB) and more only take turns.
-    workers = max(1, min(jobs or cores, cores, len(todo) or 1))
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
     begun = time.time()
     try:
         with _stops_remembered():
-            _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
+            executor.run(todo, own, results, progress, page_progress, runner, begun)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
@@ -1396,6 +1394,35 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
         summary = _summarise(found, failed, left_out, results, input_dir, output_dir, start)
         raise BatchInterrupted(summary) from None
     return _summarise(found, failed, left_out, results, input_dir, output_dir, start)
+
+
+class Executor(Protocol):
+    """What runs a batch's jobs: worker processes of this machine (:class:`LocalProcesses`), or the workers
+    of a Dask cluster (:class:`OnCluster`)."""
+
+    def run(self, todo: list[Job], own: ScanOptions, results: dict[str, JobResult],
+            progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+            runner: Callable[[Job, ScanOptions], JobResult], begun: float) -> None:
+        """Run ``runner(job, own)`` for each of ``todo``; each result into ``results`` and ``progress`` as it
+        ends, each page read to ``page_progress``. Raises KeyboardInterrupt when the batch is stopped, its
+        workers stopped first; a match whose ``.mat`` was written since ``begun`` (a ``time.time()``) is
+        converted, though its result was not heard."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalProcesses:
+    """Jobs in worker processes of this machine: ``jobs`` of them (default and most: one a core)."""
+
+    jobs: int | None = None
+
+    def run(self, todo: list[Job], own: ScanOptions, results: dict[str, JobResult],
+            progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+            runner: Callable[[Job, ScanOptions], JobResult], begun: float) -> None:
+        """See :meth:`Executor.run`."""
+        cores = os.cpu_count() or 1
+        # At most one worker a core: each holds a page's images and models (~250 MB) and more only take turns.
+        workers = max(1, min(self.jobs or cores, cores, len(todo) or 1))
+        _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
 
 
 def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,
