@@ -1483,9 +1483,11 @@ class OnCluster:
         pending: dict[Any, Job] = {}
         try:
             for job in todo:
-                # The longest matches first, so no worker is left with a long one at the end.
+                # The longest matches first, so no worker is left with a long one at the end. Keys of one
+                # group: a big batch is queued at the scheduler, and a worker holds only the matches it runs.
                 pending[self.cluster.submit(_run_task, runner, _whole_job(job), whole, begun, self.cluster.channel,
-                                            key=f"{job.name}-{uuid.uuid4().hex}", priority=job.page_count)] = job
+                                            key=f"digitise-match-{uuid.uuid4().hex}",
+                                            priority=job.page_count)] = job
             while pending:
                 if _stop_asked.is_set():
                     raise KeyboardInterrupt
