@@ -1512,6 +1512,8 @@ class OnCluster:
 
 #: How long (s) a stopped batch waits for its cluster's tasks to stop or finish writing their match.
 STOP_SECONDS = 60.0
+#: How often (s) at most a cluster's task asks whether its batch was stopped.
+STOP_POLL_SECONDS = 1.0
 
 
 class _Stopped(BaseException):
@@ -1528,9 +1530,15 @@ def _run_task(runner: Callable[[Job, ScanOptions], JobResult], job: Job, options
     if written is not None:
         return written  # by a worker lost after it wrote the .mat: this is its match run again
 
+    asked = time.monotonic()
+
     def tell(name: str) -> None:
-        if channel.stopped():
-            raise _Stopped
+        nonlocal asked
+        # Asking is a round trip to the scheduler: once a second is soon enough to stop.
+        if time.monotonic() - asked >= STOP_POLL_SECONDS:
+            asked = time.monotonic()
+            if channel.stopped():
+                raise _Stopped
         channel.tell(name)
 
     # Workers run one task a thread: the same function for every task of the batch.
