@@ -308,9 +308,14 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
               help="Convert again matches already done (each keeps its review's corrections file); replace a "
                    "summary.json or summary.csv that a batch did not write.")
 @click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
+@click.option("--scheduler", metavar="tcp://HOST:PORT",
+              help="Convert the matches on the workers of this running Dask scheduler, one match a task, instead "
+                   "of local processes (the dask extra; folders on a file system all workers share: "
+                   "docs/distributed.md).")
 @_reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
-          order: str, roster: Path | None, no_adapt: bool, force: bool, exit_zero: bool) -> None:
+          order: str, roster: Path | None, no_adapt: bool, force: bool, exit_zero: bool,
+          scheduler: str | None) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
     from digitise.pipeline import (
         NAMES_SHOWN,
@@ -363,7 +368,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
                                                                    overwrite=force, roster=entrants,
                                                                    roster_file=roster, adapt=not no_adapt),
-                                jobs=jobs, progress=progress,
+                                jobs=jobs, scheduler=scheduler, progress=progress,
                                 page_progress=page_read, started=started)
     except BatchInterrupted as stop:
         if bar is not None:

@@ -20,15 +20,16 @@ import stat
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from digitise.errors import DigitiseError, ExitCode, InputError, OutputError
+from digitise.errors import DigitiseError, ExitCode, InputError, OptionError, OutputError
 from digitise.fileio import (
     beside,
     check_inputs,
@@ -46,6 +47,7 @@ from digitise.game.record import MatchOutcome
 from digitise.game.record import outcome as match_outcome
 
 if TYPE_CHECKING:
+    from digitise.cluster import Channel, Cluster
     from digitise.notation.readings import PageReading, Readings
     from digitise.solve import SolveResult
     from digitise.vision.read import ReadOutcome
@@ -1152,12 +1154,15 @@ def batch(
     page_progress: Callable[[str], None] | None = None,
     started: Callable[[int], None] | None = None,
     runner: Callable[[Job, ScanOptions], JobResult] = run_job,
+    executor: Executor | None = None,
+    scheduler: str | None = None,
 ) -> BatchSummary:
     """Convert every match under ``input_dir`` into ``output_dir``.
 
     Matches already converted are skipped unless ``options.overwrite``.
-    ``runner`` is the per-job function (tests inject failing ones); it runs in
-    ``jobs`` worker processes (default: all cores). ``progress`` hears of each
+    ``runner`` is the per-job function (tests inject failing ones); ``executor``
+    runs it, by default in ``jobs`` worker processes (all cores: :class:`LocalProcesses`), or with ``scheduler``
+    (``tcp://HOST:PORT``) on that Dask cluster's workers (:class:`OnCluster`). ``progress`` hears of each
     job as it ends, ``page_progress`` of each page read (the job's name) as it
     is read, in whichever process reads it; ``started`` of the pages found, before any job.
     """
@@ -1172,13 +1177,15 @@ def batch(
     check_models()  # so is a broken install
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
-    with _batch_lock(output_dir):
+    chosen = _executor(scheduler, jobs, (input_dir, output_dir)) if executor is None else \
+        contextlib.nullcontext(executor)
+    with chosen as running, _batch_lock(output_dir):
         check_summaries(output_dir, options.overwrite)
         pages_lock = output_dir / PAGES_LOCK_NAME
         if options.page_memory is None:
             options = replace(options, page_memory=(pages_lock, batch_page_memory()))
         try:
-            return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, jobs, progress,
+            return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, running, progress,
                              page_progress, started, runner)
         finally:
             for lock in (pages_lock, _mutex_of(pages_lock)):
@@ -1353,7 +1360,7 @@ LOCKED = "another batch is converting into this folder now: wait for it to end, 
 
 
 def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], input_dir: Path, output_dir: Path,
-              options: ScanOptions, start: float, jobs: int | None, progress: Callable[[JobResult], None] | None,
+              options: ScanOptions, start: float, executor: Executor, progress: Callable[[JobResult], None] | None,
               page_progress: Callable[[str], None] | None, started: Callable[[int], None] | None,
               runner: Callable[[Job, ScanOptions], JobResult]) -> BatchSummary:
     """The batch's jobs run with its output folder held (see :func:`batch`)."""
@@ -1377,15 +1384,12 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
     for r in (*failed, *results.values()):
         if progress:
             progress(r)
-    cores = os.cpu_count() or 1
-    # At most one worker a core: each holds a page's images and models (~250 MB) and more only take turns.
-    workers = max(1, min(jobs or cores, cores, len(todo) or 1))
     # A job without its .mat is not done: what an interrupted run left beside it is its own to replace.
     own = replace(options, leftovers=True)
     begun = time.time()
     try:
         with _stops_remembered():
-            _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
+            executor.run(todo, own, results, progress, page_progress, runner, begun)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
@@ -1396,6 +1400,195 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
         summary = _summarise(found, failed, left_out, results, input_dir, output_dir, start)
         raise BatchInterrupted(summary) from None
     return _summarise(found, failed, left_out, results, input_dir, output_dir, start)
+
+
+class Executor(Protocol):
+    """What runs a batch's jobs: worker processes of this machine (:class:`LocalProcesses`), or the workers
+    of a Dask cluster (:class:`OnCluster`)."""
+
+    def run(self, todo: list[Job], own: ScanOptions, results: dict[str, JobResult],
+            progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+            runner: Callable[[Job, ScanOptions], JobResult], begun: float) -> None:
+        """Run ``runner(job, own)`` for each of ``todo``; each result into ``results`` and ``progress`` as it
+        ends, each page read to ``page_progress``. Raises KeyboardInterrupt when the batch is stopped, its
+        workers stopped first; a match whose ``.mat`` was written since ``begun`` (a ``time.time()``) is
+        converted, though its result was not heard."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalProcesses:
+    """Jobs in worker processes of this machine: ``jobs`` of them (default and most: one a core)."""
+
+    jobs: int | None = None
+
+    def run(self, todo: list[Job], own: ScanOptions, results: dict[str, JobResult],
+            progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+            runner: Callable[[Job, ScanOptions], JobResult], begun: float) -> None:
+        """See :meth:`Executor.run`."""
+        cores = os.cpu_count() or 1
+        # At most one worker a core: each holds a page's images and models (~250 MB) and more only take turns.
+        workers = max(1, min(self.jobs or cores, cores, len(todo) or 1))
+        _run_jobs(todo, own, results, workers, progress, page_progress, runner, begun)
+
+
+@dataclass(frozen=True, slots=True)
+class OnCluster:
+    """Jobs as tasks of a running Dask cluster (``batch --scheduler``), one match a task.
+
+    The workers read the pages and write the outputs themselves (atomically,
+    the ``.mat`` last), so every folder must be on a file system they share.
+    A match whose worker is lost is run again on another; one whose ``.mat``
+    a lost worker had written already is taken from it, not converted twice.
+    """
+
+    cluster: Cluster
+
+    def run(self, todo: list[Job], own: ScanOptions, results: dict[str, JobResult],
+            progress: Callable[[JobResult], None] | None, page_progress: Callable[[str], None] | None,
+            runner: Callable[[Job, ScanOptions], JobResult], begun: float) -> None:
+        """See :meth:`Executor.run`."""
+        told: Counter[str] = Counter()
+        pages = {job.name: job.page_count for job in todo}
+
+        def relay_pages() -> None:
+            for name in self.cluster.heard():
+                # A match run again after its worker was lost tells its pages again: counted once.
+                if page_progress is not None and told[name] < pages.get(name, 0):
+                    told[name] += 1
+                    page_progress(name)
+
+        def take(done: list[Any]) -> None:
+            for future in done:
+                job = pending.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - what the worker could not send back
+                    reason = "the process converting it died (killed, or out of memory?): the other matches " \
+                             "went on" if self.cluster.lost(exc) else f"worker failed: {exc}"
+                    result = JobResult(job.name, "failed", job.page_count, f"{job.name}: {reason}",
+                                       code=int(ExitCode.INTERNAL))
+                if result is None:
+                    continue  # stopped before it was converted: the batch says so
+                if result.report is not None:
+                    result = replace(result, report=str(job.report))  # as the user named the folder
+                results[job.name] = result
+                if progress:
+                    progress(result)
+
+        # A worker has a working folder of its own: it is given every path whole. The batch's page memory is
+        # this machine's: a worker's is bounded by its own --memory-limit (docs/distributed.md).
+        whole = replace(own, template=_whole_template(own.template),
+                        roster_file=_whole(own.roster_file) if own.roster_file is not None else None,
+                        page_memory=None)
+        pending: dict[Any, Job] = {}
+        try:
+            for job in todo:
+                # The longest matches first, so no worker is left with a long one at the end. Keys of one
+                # group: a big batch is queued at the scheduler, and a worker holds only the matches it runs.
+                pending[self.cluster.submit(_run_task, runner, _whole_job(job), whole, begun, self.cluster.channel,
+                                            key=f"digitise-match-{uuid.uuid4().hex}",
+                                            priority=job.page_count)] = job
+            while pending:
+                if _stop_asked.is_set():
+                    raise KeyboardInterrupt
+                relay_pages()
+                done = [future for future in pending if future.done()]
+                if done:
+                    take(done)
+                else:
+                    time.sleep(PAGE_POLL_SECONDS)
+            relay_pages()
+        except BaseException:
+            # Tasks are threads on other machines, never killed: each is asked to stop at its next page, and
+            # those writing their outputs are waited for, so that the summary tells what is on disk.
+            self.cluster.stop()
+            end = time.monotonic() + STOP_SECONDS
+            while pending and time.monotonic() < end:
+                take([future for future in pending if future.done()])
+                time.sleep(PAGE_POLL_SECONDS)
+            self.cluster.cancel(list(pending))
+            raise
+
+
+#: How long (s) a stopped batch waits for its cluster's tasks to stop or finish writing their match.
+STOP_SECONDS = 60.0
+#: How often (s) at most a cluster's task asks whether its batch was stopped.
+STOP_POLL_SECONDS = 1.0
+
+
+class _Stopped(BaseException):
+    """Raised in a cluster's task when its batch was stopped: not an error of the match (run_job passes it on)."""
+
+
+def _run_task(runner: Callable[[Job, ScanOptions], JobResult], job: Job, options: ScanOptions, begun: float,
+              channel: Channel) -> JobResult | None:
+    """One match as a task on a cluster's worker (:class:`OnCluster`); None when the batch was stopped first."""
+    global _page_read
+    if channel.stopped():
+        return None
+    written = _written_meanwhile(job, begun)
+    if written is not None:
+        return written  # by a worker lost after it wrote the .mat: this is its match run again
+
+    asked = time.monotonic()
+
+    def tell(name: str) -> None:
+        nonlocal asked
+        # Asking is a round trip to the scheduler: once a second is soon enough to stop.
+        if time.monotonic() - asked >= STOP_POLL_SECONDS:
+            asked = time.monotonic()
+            if channel.stopped():
+                raise _Stopped
+        channel.tell(name)
+
+    # Workers run one task a thread: the same function for every task of the batch.
+    _page_read = tell
+    _one_thread()
+    try:
+        return runner(job, options)
+    except _Stopped:
+        return None
+
+
+def _one_thread() -> None:
+    """Keep OpenCV to one thread in this process: one match a core, so matches don't fight."""
+    try:
+        import cv2
+
+        cv2.setNumThreads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _whole(path: Path) -> Path:
+    """``path`` from the root, as this process sees it (not resolving links)."""
+    return Path(os.path.abspath(path))
+
+
+def _whole_job(job: Job) -> Job:
+    """``job`` with every path from the root: a worker elsewhere has another working folder."""
+    return replace(job, pages=tuple(_whole(page) for page in job.pages), output=_whole(job.output),
+                   report=_whole(job.report))
+
+
+def _whole_template(template: str | None) -> str | None:
+    """A template given as a file, from the root; a paper name as it is."""
+    return str(_whole(Path(template))) if template is not None and os.path.isfile(template) else template
+
+
+@contextlib.contextmanager
+def _executor(scheduler: str | None, jobs: int | None, shared: Sequence[Path]) -> Iterator[Executor]:
+    """The executor a batch asked for: local processes, or the Dask cluster at ``scheduler``."""
+    if scheduler is None:
+        yield LocalProcesses(jobs)
+        return
+    if jobs is not None:
+        raise OptionError("--jobs counts this machine's processes: a cluster runs one match a worker thread, as "
+                          "many as its workers were started with (docs/distributed.md)")
+    from digitise.cluster import connect
+
+    with connect(scheduler, shared) as cluster:
+        yield OnCluster(cluster)
 
 
 def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], workers: int,

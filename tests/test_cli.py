@@ -135,6 +135,21 @@ def test_batch_input_must_be_a_folder(bad: dict[str, Path], tmp_path: Path) -> N
                      "missing", "no such folder")
 
 
+def test_batch_on_a_cluster_that_cannot_be_had_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "m1.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    monkeypatch.setattr("digitise.cluster.CONNECT_SECONDS", 1.0)
+    if importlib.util.find_spec("distributed") is not None:  # the dask extra installed
+        assert_one_error(run("batch", scans, "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9"),
+                         ExitCode.USAGE, "tcp://127.0.0.1:9: no Dask scheduler answers there")
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert_one_error(run("batch", scans, "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9"),
+                     ExitCode.MISSING_DEPENDENCY, "--scheduler needs Dask distributed", "pip install 'digitise[dask]'")
+
+
 def test_review_bad_report(bad: dict[str, Path]) -> None:
     result = run("review", bad["notes.txt"], "--no-browser", "--port", "0")
     assert_one_error(result, ExitCode.BAD_INPUT, "notes.txt", "line 1 column 1: not JSON")
