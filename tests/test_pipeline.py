@@ -874,8 +874,10 @@ def test_the_page_memory_a_batch_shares_is_never_overdrawn_across_its_processes(
                 pass
             budget.close()
         finally:
-            done.set()
-            worker.join(60)
+            # A process killed while waiting on the event leaves it owing a wake-up: setting it then never returns.
+            if worker.is_alive():
+                done.set()
+                worker.join(60)
 
 
 def _memory_said(job: Job, options: ScanOptions) -> JobResult:
