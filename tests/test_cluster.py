@@ -170,10 +170,15 @@ def _always_killed(job: Job, options: ScanOptions) -> JobResult:
 def test_a_match_that_kills_every_worker_it_meets_fails_alone(tmp_path: Path, scheduler: str) -> None:
     summary = batch(_tree(tmp_path), tmp_path / "out", ScanOptions(), scheduler=scheduler, runner=_always_killed)
     found = {r.name: r for r in summary.results}
-    assert found["m1"].status == found["m2"].status == "done"
     assert found["m3"].status == "failed" and "the process converting it died" in found["m3"].reason
-    assert int(summary.exit_code) == 10
     assert not (tmp_path / "out" / "m3.mat").exists()
+    # Dask may count a worker's death against a task that was queued on it too: such a match fails the same
+    # way, whole or not at all, and the batch goes on with the rest.
+    for name in ("m1", "m2"):
+        done = found[name].status == "done"
+        assert done or "the process converting it died" in found[name].reason
+        assert (tmp_path / "out" / f"{name}.mat").exists() == done
+    assert int(summary.exit_code) == 10
 
 
 def _slow_pages(job: Job, options: ScanOptions) -> JobResult:
