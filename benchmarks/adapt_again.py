@@ -30,11 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.intervals import describe
 from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
 from digitise.notation.readings import renumbered
+from digitise.pipeline import IMAGE_SUFFIXES
 from digitise.solve import SolveResult, solve
 from digitise.solve.compare import compare
 from tests.test_end_to_end import aligned_report
-
-PAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf")
 
 
 def apply_settings(settings: Sequence[str]) -> None:
@@ -68,7 +67,7 @@ def read_once(folder: Path) -> object:
     cache = folder.parent.parent / ".adapt-cache" / f"{folder.name}.pickle"
     if cache.is_file():
         return pickle.loads(cache.read_bytes())
-    pages = sorted(p for p in folder.iterdir() if p.suffix.lower() in PAGE_SUFFIXES)
+    pages = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
     outcome = read_pages(pages)
     cache.parent.mkdir(exist_ok=True)
     cache.write_bytes(pickle.dumps(outcome))

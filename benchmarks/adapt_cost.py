@@ -24,9 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import describe
-from digitise.pipeline import ScanOptions, scan
-
-PAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf")
+from digitise.pipeline import IMAGE_SUFFIXES, ScanOptions, scan
 
 
 def scan_seconds(pages: Sequence[Path], adapt: bool) -> float:
@@ -55,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folders = sorted(p for p in (level_dir / "pages").iterdir() if p.is_dir() and not p.name.startswith("."))
         count = 0
         for i, folder in enumerate(folders):
-            pages = sorted(p for p in folder.iterdir() if p.suffix.lower() in PAGE_SUFFIXES)
+            pages = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
             count += len(pages)
             for adapt in ((False, True) if i % 2 == 0 else (True, False)):
                 level[adapt] += scan_seconds(pages, adapt)
