@@ -511,19 +511,17 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
 
 
-#: How sure the first page's number must be read to say a match starts on a later page. Over the
-#: 1,536 benchmark matches, first pages read as other than "1" were at most 0.91 sure (25 of them).
+#: How sure the first page's number must be read to say a match starts on a later page (above what a misread
+#: "1" reaches).
 FIRST_PAGE_SURE = 0.94
-#: Boards that must read alike, cell for cell, for two pages to be taken for one sheet scanned twice. In
-#: 12,216 pairs of different pages of the benchmark matches at most 1 board read alike; one sample
-#: sheet rendered light and medium read 5 and 7 boards alike (misreads tell the rest apart).
+#: Boards that must read alike, cell for cell, for two pages to be taken for one sheet scanned twice
+#: (different pages seldom share a board; misreads tell the rest apart).
 ALIKE_BOARDS = 4
 
 
 #: How sure both player names of a page must be read, and how little alike (difflib's ratio, case aside) to
-#: the other pages' names, for the page to be noted as naming other players. Over the 3,322 pages of the
-#: benchmark sets, a name read this surely was at most once this unlike its match's (a 3-letter name, one
-#: side only); a page of another match differs in both.
+#: the other pages' names, for the page to be noted as naming other players (a page of another match
+#: differs in both).
 NAMES_SURE = 0.85
 NAMES_UNLIKE = 0.5
 

@@ -138,7 +138,6 @@ from digitise.solve.search import (
 REVIEW_BELOW = 0.98
 #: A board sure enough by REVIEW_BELOW is still flagged when the turns expected wrong because of it
 #: (its doubt, times itself and the later turns that would read otherwise) reach this: a fifth of a turn.
-#: 0.3 let a 35-turn cascade of a fresh heavy benchmark match through unflagged (benchmarks/README.md).
 REVIEW_EXPECTED_WRONG = 0.2
 DEFAULT_PLAYERS = ("Bottom", "Top")
 
@@ -280,22 +279,15 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
     return _noted(result, notes, evidence)
 
 
-#: How surely each page number around a gap must be read. Four numbers in step on either side of
-#: a jump are seldom all misread: over the 608 pages of the end-to-end benchmark (seeds 9000-9023,
-#: medium and heavy) no false gap at 0.5 (nor with no bar). Of the 512 gaps made there by taking
-#: out one page at a time, 381 are found.
+#: How surely each page number around a gap must be read: four numbers in step on either side of a jump
+#: are seldom all misread.
 GAP_SURE = 0.5
-#: Next to the pile's first or last page one side has no page to confirm it: both numbers of the
-#: jump must then be read this surely (still no false gap on the benchmark; 70 of the 96 gaps made
-#: beside the first or last page found).
+#: ... and around a gap beside the pile's first or last page, where one side has no page to confirm it.
 GAP_EDGE_SURE = 0.94
 #: The reason on the first turn after a gap in the page numbers, and the match's note.
 GAP_REASON = "the page numbers jump from {before} to {after} before this page: a page missing?"
 #: Page numbers read this surely, each once, within as many as there are pages, but not ascending: the
-#: pile is out of order. `benchmarks/pile_order.py` on the 336 piles of the saved end-to-end readings (all
-#: in order): none taken for out of order up to 0.75 (1 at 0.8, 3 at 0.9: a number misread surely, its
-#: true page unread); of the same piles with two neighbouring pages swapped, 212 seen at 0.6 (the others
-#: have too few numbers read).
+#: pile is out of order (low enough to see most swapped pages, with no pile in order taken for one).
 ORDER_SURE = 0.6
 #: How surely a page out of its place must be numbered when every other number read is in step with its place
 #: (then a misread of that one number explains the pile as well as a page out of place does).
@@ -311,9 +303,6 @@ GAP_NOTE = ("pages: the page numbers written jump from {before} to {after} betwe
 DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}, and {found} "
                  "later in the pile: the pages are out of order? Give them in order, or add --order header")
 #: A page between two whose numbers follow each other (each confirmed by its other neighbour): a page too many.
-#: Over the 192 piles of the saved end-to-end readings (seeds 9200-9347, medium and heavy) none is taken for
-#: one at GAP_SURE; of the same piles with a page of another pile put in at random, 153 are found
-#: (`benchmarks/pile_order.py`).
 EXTRA_REASON = "this page sits between pages numbered {before} and {after}: a page from another match?"
 EXTRA_NOTE = ("pages: {where} sits between pages numbered {before} and {after}, which follow each other: is it from "
               "another match, or given twice? Its first turn is flagged, and the rest of the match rests on it")
@@ -439,7 +428,7 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         at = next(k for k, n in placed if n - start + 1 != k)
         number = dict(placed)[at]
         # Where every other number read is in step with its place, this one number may be a misread, not a
-        # page out of place ("1" read "7" at 0.71 on the first of pages 1-6, seed 9321): it must then be sure.
+        # page out of place: it must then be sure.
         steps = {n - k for k, n in placed if k != at}
         misread = len(steps) == 1 and min(steps) + at >= 1
         if not misread or read[at - 1][1] >= ORDER_ALONE_SURE:
@@ -496,11 +485,8 @@ class _GapMarks:
 LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited)"
 #: A length the headers give with less confidence than this in all (summed over pages), or with less
 #: than this share of it against other lengths read, is written with a note, and each other length read
-#: is tried against the games (:data:`LENGTHS_WEIGHED`): a wrong length changes the match (its end, the
-#: Crawford game), and only the boards after a misread end show it (a 5-point match read as 3 on two
-#: of its three headers lost four games of 161 boards, set aside, before the games were weighed).
-#: The 384 matches of the saved end-to-end sets read their length right with at least 1.0 and 0.71; a
-#: curled photo's header read "2" for "3" at 0.08 and went through without a word.
+#: is tried against the games (:data:`LENGTHS_WEIGHED`): a wrong length changes the match's end and its
+#: Crawford game, and only the boards after a misread end show it.
 LENGTH_SURE = 0.5
 LENGTH_AGREED = 0.6
 LENGTH_UNSURE = ("match length: read as {length} from the page headers, but not surely (confidence {support:.2f}, "
@@ -747,9 +733,8 @@ def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced
             final = again
     if GAME_DOES_NOT_END in final.tags and final.score > -math.inf and start is None:
         # Readings that stop in the middle of a game: pages missing at the end, or an early misread whose
-        # true line fell out of the beam before the last boards told the two apart (m9137 of the
-        # benchmark: a bear-off's "2" read "1" left a checker that no later board could bear off). Not for
-        # a stretch of a match (``start``: a stranger page weighed), which ends mid-game by design.
+        # true line fell out of the beam before the last boards told the two apart. Not for a stretch of a
+        # match (``start``: a stranger page weighed), which ends mid-game by design.
         _, wider = Searcher(evidence, length, forced, repair=True, prior=prior, start=start, cache=cache,
                             bound=bound, margin=UNFINISHED_MARGIN).run()
         if wider.score > final.score:
@@ -787,8 +772,7 @@ def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
         if all(pair) and pair[0] == pair[1]:
             alike = True
             return
-        # Each side votes on its own: "Karl, Mel" on one page and "Korl, Mei" on the next still give
-        # Karl and Mei (on the saved end-to-end sets, 262 of 384 matches named right against 256 by pairs).
+        # Each side votes on its own: a name misread on one page is outvoted by the other pages.
         for side, name, conf in zip(("bottom", "top"), pair, (conf_bottom, conf_top), strict=True):
             if name:
                 votes[side][name] = votes[side].get(name, 0.0) + conf
@@ -982,9 +966,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
         exact = confidence(node) if node.board is not None else 1.0
         conf = round(exact, 4)
-        # The bar is on the confidence itself, not on its rounding for the report: the rest of the
-        # game follows a board whose rival is within the bar (_inherited_doubt), so that board must
-        # be flagged (at 0.97995, shown as 0.98, it was not, and ten turns followed no flag).
+        # The bar is on the exact confidence, not its rounding: the rest of the game follows this board.
         doubtful = exact < review_below
         reasons = list(node.tags)
         ev = evidence[node.board] if node.board is not None else None
@@ -1093,8 +1075,7 @@ def _resting_turns(node: Node, by_board: dict[int, Node], rest: int) -> int:
 #: A margin (nats) that takes in every rival of a board that can be scored at all.
 ALL_RIVALS = 50.0
 #: How far (nats) below a flagged board's decision its rivals still count for the turns that follow it:
-#: a thousandth as likely. The bar's own margin (3.9 nats) missed a flagged bear-off whose truth was
-#: a third explanation, 5 nats off, and the two turns after it went through silent (seed 9218).
+#: a thousandth as likely, wider than the review bar's margin, as the truth may be a third explanation.
 FOLLOW_WITHIN = math.log(1000.0)
 #: Only a board with a cell the reader was less sure of than this is weighed by what rests on it.
 RESTING_DOUBT = 0.99

@@ -33,17 +33,11 @@ SHAKY = 0.8
 _FLAG_FLOOR = 1e-3
 #: Most candidates of one cell whose readings make rolls of their own.
 WEIGHED = 5
-#: A digit read in the point square beside the one it was written in (written near the line they share):
-#: one slip, not a digit dropped from one square and another invented in the next (two EDITs). A "1"
-#: of 9/3 3/2 read in B3 beside its "6" made 9/3 4/3 the exact reading, and 24 turns of a real match
-#: went through silent at 0.9813. log 0.005 cost a heavy benchmark set 20 turns; at log 0.0025 no
-#: saved set-level reads worse (benchmarks/README.md).
+#: A digit read in the point square beside the one it was written in: one slip, not two edits (a digit
+#: dropped from one square and another invented in the next), so the true play is not lost to the slip.
 DISPLACED = math.log(0.0025)
-#: The same slip where the reader saw the writing of the square it read the digit in lie on the side
-#: the two squares share (``BoardReading.touches``): a "1" down that side, given to the square
-#: holding a little more of it. Re-solved on the 144 benchmark matches a level: log 0.01 let one
-#: heavy turn less through silent and flagged 3 turns more; log 0.02 and 0.05 the same silent, with
-#: 0.05-0.09 points more flagged at both levels (benchmarks/README.md).
+#: The same slip where the reader saw the writing lie on the side the two squares share
+#: (``BoardReading.touches``): likelier, as a "1" down that side goes to the square holding more of it.
 DISPLACED_ON_SIDE = math.log(0.01)
 
 Cells = Mapping[str, tuple[int, ...]]
@@ -100,9 +94,7 @@ def _distance(cell: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
 
 #: One copy of a digit the reader did read, missing from a stack of that digit in an off square
 #: ("44" read for the "4444" of a doublet borne off: four digits crammed into one square, which the
-#: reader undercounts). Ten saved benchmark set-levels: fewer turns flagged on seven, none read
-#: worse, none silent. In every square alike it cost one heavy match a silent turn (a 1-1 whose
-#: "1" on one point was missed read as a third "1" dropped from the next), so off squares only.
+#: reader undercounts). Off squares only: elsewhere a missed digit would pass for a dropped copy.
 REPEAT_DROP = math.log(0.1)
 #: The cells where it applies.
 REPEAT_CELLS = frozenset({"Woff", "Boff"})
@@ -213,8 +205,7 @@ class BoardEvidence:
         candidates = self._candidates.get(cell)
         forms = centre_forms(expected) if cell == "centre" else ((expected, 0.0),)
         fits = [(prior, self._fit(cell, form, candidates)) for form, prior in forms]
-        # The best form, as the best candidate is taken within a cell (summing the forms'
-        # likelihoods read one turn fewer right on the end-to-end bench, medium and heavy).
+        # The best form, as the best candidate is taken within a cell.
         score = max(prior + fit for prior, fit in fits)
         best = max(fit for _, fit in fits)
         self._memo[key] = score

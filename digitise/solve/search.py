@@ -35,15 +35,8 @@ from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
 from digitise.solve.prior import PlayPrior
 
-#: Hypotheses kept after each board, and how far below the best one may fall. Wide and shallow:
-#: a misread that leaves the position a checker off (a bear-off, a digit dropped from a stack) is
-#: explained as well as the truth for many boards, a nat or two behind; eight slots let the leader's
-#: own variants of each new board crowd it out before the board that tells them apart. 32 states
-#: within 6 nats keep it, and cost less than 8 within 14 (fewer hopeless states explained). 128
-#: within 6 flagged fewer turns than 32 on nine of ten saved benchmark set-levels, the same on the
-#: tenth (heavy 9000: 5.76 % against 6.13 %), none read worse, none silent, for ~20 % more solver
-#: time and nothing measurable end to end; a margin of 9 let 3 turns through silent
-#: (benchmarks/README.md, Solver).
+#: Hypotheses kept after each board, and how far below the best one may fall: wide and shallow, as a
+#: misread that leaves a checker off is explained as well as the truth for many boards, a nat or two behind.
 BEAM = 128
 MARGIN = 6.0
 #: Priors, in log units, for things a recorder rarely does.
@@ -94,8 +87,7 @@ LEADERS = 2
 #: those of its own game that the explanation fits loosely: a checker put on the wrong point stays
 #: wrong to the game's end, and the board that shows it can come 30 boards on).
 REPAIR_REACH = 8
-#: ... and how many before it a board the reader was unsure of is searched again: its misread may
-#: show only far on. 16 against 8 read one heavy benchmark match better (41 turns), none worse.
+#: ... and how many before it a board the reader was unsure of is searched again (its misread may show late).
 SHAKY_REACH = 16
 #: How many of the best hypotheses weigh every legal play of every roll on a board marked wide.
 WIDE_LEADERS = 1
@@ -410,9 +402,7 @@ class Searcher:
                     options.append((score, node, option))
                     top = max(top, score)
             options.sort(key=lambda o: -o[0])
-            # The leaders again, by where they stand after this board: one that led before it may
-            # have just fallen behind (a board it must read as blank), leaving the hypothesis that
-            # now leads unweighed. A 5-2 whose "2" was read "3" went on as 5-3 for 26 turns so.
+            # The leaders again, by where they stand after this board: the old leader may have fallen behind.
             after: list[Node] = []
             for _, parent, _ in options:
                 if all(parent is not seen for seen in after):
@@ -474,8 +464,7 @@ class Searcher:
                     near, same_game = up.board >= b - SHAKY_REACH, up.state.game == game
                     if not (near or same_game):
                         break
-                    # A board its explanation fits loosely, anywhere in the game: two benchmark matches
-                    # lost 52 and 92 turns to a misread 14 and 31 boards before the board that showed it.
+                    # A board its explanation fits loosely, anywhere in the game: its misread may show far on.
                     loose = up.local < CLEAN and (up.board >= b - REPAIR_REACH or same_game)
                     # A board the reader was unsure of hides a misread too when the explanation took
                     # a runner-up it rated about as high as its best (a "4444" read "4" or "14").

@@ -90,7 +90,7 @@ HEADS = len(VALUES)
 COUNTS = MAX_COUNT + 1
 
 
-#: Epochs of the point-square model as shipped (its loss still fell at 6; 14 gave 97.45 % validation top-1).
+#: Epochs of the point-square model as shipped (its validation loss still fell at 6).
 POINT_EPOCHS = 14
 
 
@@ -122,13 +122,12 @@ class CellNetOptions:
     #: Folder to keep the generated cells in and reuse them from (generation is most of the time).
     cache: Path | None = None
     #: Distort training cells (:func:`augment_batch`). Off by default: the shipped point model was
-    #: trained without it (with it, 12 epochs: point validation top-1 97.58 % v 97.45 %, but more point
-    #: squares of the end-to-end pages read wrong); the shipped centre model with it (see above).
+    #: trained without it (more point squares of the end-to-end pages read wrong with it); the shipped
+    #: centre model with it.
     augment: bool = False
     #: Bend the training cells' strokes by a smooth random field of about this many pixels
-    #: (:func:`elastic_batch`; 0 = off): new shapes of the same digits, for writers never seen.
-    #: Off as shipped: 1.0 px raised the point model's validation top-1 (97.97 % v 97.45 %) but read
-    #: fewer boards of the end-to-end pages right on all eight set-levels (benchmarks/README.md).
+    #: (:func:`elastic_batch`; 0 = off): new shapes of the same digits, for writers never seen. Off as
+    #: shipped: it read fewer boards of the end-to-end pages right.
     elastic: float = 0.0
     #: Which models to train ("point", "centre").
     kinds: tuple[str, ...] = ("point", "centre")
@@ -268,8 +267,7 @@ def build_model(torch: Any, shape: tuple[int, int]) -> Any:
     h, w = shape[0] // 8, shape[1] // 8
     # Pool the last map to a few regions: enough to say where the ink lies, few weights.
     pool = (2, 2) if w <= 2 * h else (2, 4)
-    # ~6 M multiply-adds for a point square, ~16 M for the centre: a training epoch of 30 000 cells
-    # takes about two minutes on this 2-core machine.
+    # A few million multiply-adds a cell: small enough to train on a laptop's CPU.
     return nn.Sequential(
         *block(1, 16), nn.MaxPool2d(2),
         *block(16, 24), nn.MaxPool2d(2),

@@ -68,37 +68,24 @@ FEATURES_OUTPUT = "features"
 HEAD_KEYS = ("digitise.head.weight", "digitise.head.bias", "digitise.head.count_temperature", "digitise.head.shape")
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-#: The first point model, trained on 140 matches of ``digits.png``'s glyphs. Retrained on the second's pages (with
-#: those glyphs only) it read more boards right at heavy, but averaged with the second the two were surely wrong
-#: together: 17 and 43 silent turns of 20,519 against 5 and 6 (benchmarks/README.md, 2026-11-30 00:22).
+#: The first point model, trained on 140 matches of ``digits.png``'s glyphs (kept as it is, so that the
+#: second model's errors stay apart from its own).
 POINT_MODEL = MODELS_DIR / "cellnet_point.onnx"
 CENTRE_MODEL = MODELS_DIR / "cellnet_centre.onnx"
 #: A second centre model, trained apart: when shipped, the centre's answer is the mean of the two
-#: (an ensemble is wrong less often and less sure when wrong). Not shipped: one trained on MNIST's digits read more
-#: boards right but only 4 and 9 more of 20,519 turns, for about 7 % of a page's time (benchmarks/README.md,
-#: 2026-11-29 16:32).
+#: (an ensemble is wrong less often and less sure when wrong). Not shipped: too little gained for its time.
 CENTRE_MODEL_B = MODELS_DIR / "cellnet_centre_b.onnx"
 #: The same for point and off squares, shipped: trained like the first but on pages written with MNIST's
-#: digits that ``digits.png`` leaves out too (4,320 fit glyphs a digit against 360), on three times the first's
-#: matches plus 300 matches of many-digit squares (``digitise train --cellnet --only point --second --mnist
-#: ../mnist-data --matches 420 --multi-matches 300 --seed 5``). Averaged with the first, over 192 matches a
-#: level, more boards read right on all eight set-levels of the benchmark and of the unseen-glyph set
-#: (benchmarks/README.md, 2026-11-29 21:40). Earlier second models (trained like the first, or with a hand drawn
-#: from fonts) changed only which misreads cascade, or read MNIST's hand worse; one on MNIST's digits but the
-#: first's 140 matches was shipped before this one.
+#: digits too, and on many-digit squares (``digitise train --cellnet --only point --second --mnist
+#: ../mnist-data --matches 420 --multi-matches 300 --seed 5``): its misreads are not the first's.
 POINT_MODEL_B = MODELS_DIR / "cellnet_point_b.onnx"
-#: Cells are read as the mean over their input and the input moved a pixel each way (ShiftedCellNet). Centres:
-#: on 1,851 validation centres (seeds 8100-8249) top-1 89.2 -> 90.3 %, ECE 0.031 -> 0.027, confident errors
-#: 7 -> 6, about 2 ms more a centre (a page has about one); with the centre model shipped since, 93.6 -> 94.1 %.
+#: Cells are read as the mean over their input and the input moved a pixel each way (ShiftedCellNet):
+#: a reading that hangs on one pixel's placing is less sure, and less often wrong.
 SHIFTS = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))
-#: Sharpening of the mean's count heads, fitted on each half of those centres and tested on the other
-#: (0.91 and 0.89): ECE 0.039 unsharpened -> 0.026. Checked again with the current centre model: 0.9
-#: gives ECE 0.022 (1.0: 0.034; 0.8: 0.015 but 8 misreads at >= 0.9 against 6).
+#: Sharpening of the mean's count heads, fitted on validation centres: the mean alone is under-confident.
 SHIFT_TEMPERATURE = 0.9
 #: Point and off squares get the same shifts and sharpening, but only those the model reads less surely
-#: than this (about one in eight): on 6,835 validation squares (seeds 8000-8029) top-1 97.38 -> 97.76 %
-#: (two digits 93.6 -> 94.2 %, off squares 94.7 -> 95.7 %), the same as shifting all, at an eighth of
-#: the cost; below 0.9 it let wrong readings just under the bar be sharpened past it.
+#: than this: as good as shifting all at a fraction of the cost, and no wrong reading sharpened past the bar.
 POINT_UNSURE = 0.95
 
 

@@ -408,10 +408,9 @@ CROSS_SHARED = 0.35
 CROSS_SURE = 0.97
 #: Pieces a stroke is followed in (a hand-drawn line bends a little).
 STROKE_PIECES = 6
-#: Segment the centre's digits with the X taken out (placed and cut by their own ink). Off: with
-#: the shipped model it reads worse than cutting digits and X together (synthetic medium sheets,
-#: 189 centres: top-1 60.9 % against 64.0 %); the X found still gives the crossed probability.
-#: Worth turning on with a model trained on this segmentation (training uses segment_cell).
+#: Segment the centre's digits with the X taken out (placed and cut by their own ink). Off: the shipped model
+#: reads worse so than cutting digits and X together; worth turning on with a model trained on this
+#: segmentation (training uses segment_cell). The X found still gives the crossed probability.
 CROSS_SEGMENTATION = False
 
 
@@ -946,14 +945,10 @@ class CellReader:
         )
 
 
-#: Read point squares both whole and segmented and combine the two (measured on the 100 medium
-#: pages of the end-to-end bench, 1374 point/off squares: top-1 wrong 62 times whole, 52 segmented,
-#: 36 combined).
+#: Read point squares both whole and segmented and combine the two: each is wrong where the other is not.
 COMBINE_POINTS = True
 #: ... but only the squares the whole-cell reader is less sure of than this: segmenting is most of the
-#: reading time. On 3,923 point and off squares of held-out pages (seeds 9300-9309, medium and heavy)
-#: asking the segmenting reader only below 0.995 left the wrong top readings as they were (35 and
-#: 60) and segmented 26-32 % of the squares.
+#: reading time, and the surer squares it seldom corrects.
 SEGMENT_POINTS_BELOW = 0.995
 
 
@@ -961,8 +956,7 @@ def _unsure(result: CellAnalysis) -> bool:
     """Whether the whole-cell reader's best reading of a square is below SEGMENT_POINTS_BELOW."""
     return not result.candidates or result.candidates[0].probability < SEGMENT_POINTS_BELOW
 #: The centre's crossed probability from the segmenting reader's X finder rather than the centre model
-#: (end-to-end bench, 100 medium pages: the model called 2 uncrossed centres crossed, the finder none;
-#: bench_read photocopy: X right on 98.91 % of boards by the model, 100 % by the finder).
+#: (the finder calls fewer uncrossed centres crossed).
 CENTRE_X_SEGMENTED = True
 
 
@@ -978,11 +972,8 @@ class Combination:
     temperature: float = 1.0
 
 
-#: Point and off squares: the plain geometric mean. On the validation matches' 6770 point squares
-#: (seeds 8000-8029) a temperature of 0.6 made the pooled probabilities calibrated (ECE 0.076 ->
-#: 0.006) with the same top readings, but end to end (24 matches, heavy) it let 11 turns through
-#: silent (none at 1.0) and medium lost 1.2 % of turns right: the solver's review bar is set on
-#: these probabilities as they are. Weights 0.6-0.8 for the whole-cell reader read more squares wrong.
+#: Point and off squares: the plain geometric mean, uncalibrated on purpose, as the solver's review bar is
+#: set on these probabilities as they are.
 POINT_COMBINATION = Combination(0.5, 0.01, 1.0)
 
 
@@ -1023,10 +1014,8 @@ def combine_readings(whole: CellAnalysis, segmented: CellAnalysis, top: int,
         return out
 
     def said(listed: dict[tuple[int, ...], float], key: tuple[int, ...]) -> float:
-        # Only a reading the reader did not list gets the floor. Flooring the long tail it did list
-        # (1e-5...) as well gave a square both readers were sure of seven rivals at the floor each,
-        # so 0.93 at best (wrong one time in fourteen, said so), where such squares were right 99.5-100 %
-        # of the time (benchmarks/README.md, End to end, 2026-11-27 21:00).
+        # Only a reading the reader did not list gets the floor: flooring the long tail it listed too made
+        # squares both readers were sure of look unsure.
         return max(listed[key], 1e-9) if key in listed else how.floor
 
     a, b = by_multiset(whole.candidates), by_multiset(segmented.candidates)
@@ -1089,14 +1078,10 @@ _DEFAULT_READER: CellReader | None = None
 
 #: Read point/off squares with the whole-cell model when it is shipped.
 USE_CELLNETS = True
-#: Read the centre strip with its whole-cell model too (alone: combining it with the segmenting
-#: reader as for point squares changed 1 of 94 centres of the end-to-end bench's medium pages).
+#: Read the centre strip with its whole-cell model too (alone: combining it changed next to nothing).
 USE_CENTRE_CELLNET = True
-#: The centre's digits: the whole-cell model's alone (None), or pooled with the segmenting reader's.
-#: On 1012 validation centres (seeds 8000-8029 and 8100-8149), Combination(0.8, 0.003, 1.0) read 103
-#: wrong against 112 for the shipped centre model alone; with a centre model trained on 3x the cells
-#: (not shipped) 76 against 91, but end to end that let 2 turns through silent at medium and at
-#: heavy (none alone with the shipped model) and flagged more at heavy.
+#: The centre's digits: the whole-cell model's alone (None), or pooled with the segmenting reader's
+#: (pooled read fewer wrong but let turns through silent end to end).
 CENTRE_COMBINATION: Combination | None = None
 
 

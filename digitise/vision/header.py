@@ -33,8 +33,7 @@ log = logging.getLogger(__name__)
 
 NUMBER_FIELDS: tuple[str, ...] = ("match_length", "page")
 TEXT_FIELDS: tuple[str, ...] = ("event", "date", "round", "player_top", "player_bottom")
-#: Resolution the text fields' handwriting is given to tesseract at (about 200 dpi): on 94 synthetic
-#: pages it read more names right than 6, 10 or 12 px/mm, and faster (benchmarks/README.md).
+#: Resolution the text fields' handwriting is given to tesseract at (about 200 dpi): most names right.
 OCR_PX_PER_MM = 8.0
 #: A field with less ink than this (mm^2) is empty.
 FIELD_INK_MM2 = 0.6

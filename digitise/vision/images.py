@@ -72,8 +72,7 @@ MIN_SIDE = 400
 #: colour one 1.8 GB.
 MAX_PAGE_PIXELS = 600_000_000
 #: Most bytes a page's decoded picture may take, as its header declares it (width x height x channels x
-#: bytes a sample): a 600-megapixel colour page at 8 bits. A 4.5 MB PNG of 24000 x 24000 16-bit RGBA
-#: pixels is under the pixel limit and decodes to 4.6 GB: it took a batch to 23 GB and the kernel killed it.
+#: bytes a sample): a 600-megapixel colour page at 8 bits; a small file may declare far more.
 MAX_PAGE_BYTES = 3 * MAX_PAGE_PIXELS
 #: What a decoded page takes at its peak, for each byte of its pixels: its picture, the grey and
 #: levelled copies made of it and the reduced ones (a 600-megapixel colour page: 1.8 GB of pixels,
@@ -111,11 +110,10 @@ def _held(pixels: int, pixel_bytes: int) -> AbstractContextManager[None]:
 #: not over the whole page (four float copies of a large RGBA page are gigabytes).
 ALPHA_ROWS = 512
 #: A bilevel page is taken as dithered when more than this share of its black pixels touch no other
-#: black pixel (on their four sides). Dithering draws paper and grey lines as such lone dots: 0.55-0.7
-#: of the black pixels on the sample pages; a thresholded scan's strokes and lines leave under 0.005.
+#: black pixel (on their four sides): dithering draws paper and grey lines as such lone dots, strokes do not.
 DITHERED_ISOLATED = 0.2
 #: Width (mm) of the box filter that turns a dithered page back into grey levels: a few dots across,
-#: far thinner than a pen stroke (any width from 0.3 to 0.5 mm read the sample pages as their grey scans did).
+#: far thinner than a pen stroke.
 UNDITHER_MM = 0.4
 
 # OpenCV prints decoder warnings for truncated files on stderr; we report those ourselves.
@@ -218,9 +216,7 @@ def histogram(grey: np.ndarray) -> np.ndarray:
 #: A page whose darkest marks (the darkest 0.5 % of it) are less than this much darker than its
 #: paper is washed out: a faded photocopy, a photo in glaring light, a scan with the brightness up.
 #: The reader's bars (a line, a written square) are set as darkness against the paper, so such a
-#: page is levelled first. The end-to-end benchmark's 3,322 pages (every damage level, real and
-#: self-played matches) are all at 0.5 or more; pages at 0.2-0.3 (their lines under 8 % darker than
-#: their paper) were refused, or lost boards, before levelling.
+#: page is levelled first.
 FAINT_PAGE = 0.4
 #: Below this the page holds nothing but grain (a blank page): levelling would make marks of it.
 BLANK_PAGE = 0.05

@@ -44,8 +44,7 @@ HIGH = 0.4
 FAINTEST = 0.06
 #: A stroke belongs to a cell when at least this share of its ink lies inside the cell: a digit
 #: split about evenly by a line goes to both squares, one mostly on one side to that square only.
-#: (0.3 while strokes along a line were mostly taken away with it; once they were kept, 0.3 sent a
-#: "1" written a little over a side to both squares, 0.45 to its own: benchmarks/README.md.)
+#: (Kept strokes along a line: a lower share sent a "1" written a little over a side to both squares.)
 SHARED_STROKE = 0.45
 #: Blobs smaller than this (mm^2) are specks, not handwriting.
 SPECK_MM2 = 0.12

@@ -92,23 +92,19 @@ PEN_OVER_LINE = 2.5
 PEN_INSET_MM = 0.2
 #: A cut-out cell with less ink than this (mm^2) after line removal is empty.
 MIN_INK_MM2 = 0.25
-#: A cell more of which than this is solid ink is blotted or scribbled over, not written in: on 1,315
-#: point squares of 100 heavy benchmark pages the most was 0.14 (99.9th percentile 0.133); under an
-#: ink blot 0.18-0.37. What it holds cannot be read (see :func:`~digitise.vision.cells.obscured`).
+#: A cell more of which than this is solid ink is blotted or scribbled over, not written in: what it
+#: holds cannot be read (see :func:`~digitise.vision.cells.obscured`).
 BLOT_SHARE = 0.17
 #: A page needs at least this many of its boards found ...
 MIN_BOARDS = 6
 #: ... or this many when three or four printed markers fix it: the markers place every board, the
-#: lines only confirm the form. A blurred phone photo at heavy damage showed 5 boards' lines and
-#: read right (7 of 8 boards as written) once let through.
+#: lines only confirm the form.
 MIN_BOARDS_WITH_MARKERS = 3
 #: A picture whose lines look at least this wide (mm, :func:`~digitise.vision.grid.smear_mm`) is smeared
-#: (camera shake): held still, 0.3-0.55 (300 and 150 dpi); moved 0.5 mm, 0.55; 1 mm, 1.0 (1.25-1.3 up the page);
-#: 1.5 mm, 1.55. Wider than SMEAR_AT_MOST the width is no smear's but lines not there (another form).
+#: (camera shake). Wider than SMEAR_AT_MOST the width is no smear's but lines not there (another form).
 SMEARED_MM = 0.7
 SMEAR_AT_MOST = 2.5
-#: ... and one smeared further than this is refused, not looked at again: 1 mm of shake reads (capture
-#: conditions benchmark), 1.5 mm, and 2 mm across the page at 45 degrees (1.55), would be read by guesswork.
+#: ... and one smeared further than this is refused, not looked at again: it would be read by guesswork.
 SMEAR_READABLE_MM = 1.4
 #: A picture where no note was found whose :func:`~digitise.vision.grid.edge_balance` is under this is said to look
 #: smeared: scans and photos held still are at 0.65 or more, a 0.5 mm shake at 0.3, 1 mm at 0.13 (and an empty
@@ -221,18 +217,14 @@ MIRRORED = "the page is mirrored (a mirror-image scan or photo): flip it and sca
 #: mirror-image photo; what tells the two apart is how faint the page was (:attr:`PageImage.washed_out`).
 SHOW_THROUGH = ("blank page: nothing printed on it, only the other side of the sheet showing through "
                 "(the back of a two-sided scan?)")
-#: A mirrored page whose darkest marks were less than this much darker than its paper is a sheet's back: with
-#: 8-25 % of the front showing through, 0.08-0.24 (a sample page); the faintest benchmark page, a light
-#: photocopy, 0.57; a light sample page without its markers, whose grey lines are its darkest print, 0.39.
+#: A mirrored page whose darkest marks were less than this much darker than its paper is a sheet's back:
+#: show-through is fainter than the faintest print of a front.
 SHOW_THROUGH_BELOW = 0.3
 #: A page found by its grid alone (no markers) is a mirror image when its header boxes' upright edges do not
 #: stand out where the template puts them (:func:`~digitise.vision.grid.upright_edge_contrast` under this)...
 UPRIGHT_EDGES = 0.2
 #: ...and stand out by this much more on the page flipped: the boards' lines look the same mirrored, the boxes
-#: do not. On the 304 photocopy pages of the end-to-end benchmark (no markers) the page as it is scores 0.32
-#: or more but one (0.09, its flip less) and its flip 0.15 or less: every page read, every mirror image
-#: refused. Their backs in a two-sided scan (`benchmarks/bench_backs.py`), 10, 15 and 25 % showing through:
-#: 276, 303 and 304 of 304 refused as backs (10 %: 6 more refused otherwise, 22 read).
+#: do not.
 MIRROR_MARGIN = 0.05
 
 
@@ -857,8 +849,7 @@ def read_pages(
     errors: list[DigitiseError] = []
     notices: list[str] = []
     hand: list[HandCell] = []
-    # Pages whose header held the match's fields: cutting and reading them costs ~50 ms a page (with
-    # its share of tesseract), a tenth of a page's time, for what a match repeats on every page.
+    # Pages whose header held the match's fields: only the first HEADER_PAGES, as every page repeats them.
     headed = 0
     paths = list(paths)
     overlays = _overlay_names(paths, debug_dir, overwrite)
