@@ -892,7 +892,7 @@ def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: P
     import os
 
     from digitise import pipeline
-    from digitise.vision import images
+    from digitise.vision import page_memory
 
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert pipeline.batch_page_memory() == physical // 2
@@ -906,11 +906,11 @@ def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: P
     seen: list[object] = []
 
     def scan_seeing(*args: Any, **kwargs: Any) -> Any:
-        seen.append(images._page_memory)
+        seen.append(page_memory._page_memory)
         raise InputError("not a note")
 
     monkeypatch.setattr(pipeline, "scan", scan_seeing)
     job = Job("m1", (tmp_path / "p.png",), out / "m1.mat", out / "m1.report.json", 1)
     pipeline.run_job(job, ScanOptions(page_memory=(out / "x.lock", 8 * pipeline.PAGE_MEMORY_UNIT)))
     assert isinstance(seen[0], pipeline.PageBudget) and seen[0].units == 8
-    assert images._page_memory is None
+    assert page_memory._page_memory is None

@@ -15,13 +15,12 @@ import simplejpeg
 from PIL import Image, ImageOps
 
 from digitise.errors import DigitiseError, InputError, PageError
-from digitise.vision import images
+from digitise.vision import decode_png, images, page_image, page_memory
+from digitise.vision.decode_png import _decode_png_fast
 from digitise.vision.images import (
     CUT_PDF,
     PNG_TRUNCATED,
     PageImage,
-    _decode_png_fast,
-    _to_uint8,
     cut_pdf_pictures,
     iter_pages,
     load_pages,
@@ -29,6 +28,7 @@ from digitise.vision.images import (
     pdf_render_scale,
     picture_damage,
 )
+from digitise.vision.page_image import _to_uint8
 
 
 def _page(value: int = 200, size: tuple[int, int] = (600, 450)) -> np.ndarray:
@@ -366,29 +366,29 @@ def test_png_filters_decode_to_the_same_pixels(filters: list[int], monkeypatch: 
     colour = rng.integers(0, 256, (150, 97, 3), dtype=np.uint8)
     grey = rng.integers(0, 256, (150, 97), dtype=np.uint8)
     quick = []
-    spy = images._decode_png_none_up
-    monkeypatch.setattr(images, "_decode_png_none_up", lambda *a: quick.append(r := spy(*a)) or r)
+    spy = decode_png._decode_png_none_up
+    monkeypatch.setattr(decode_png, "_decode_png_none_up", lambda *a: quick.append(r := spy(*a)) or r)
     for image in (colour, grey):
         data = _png(image, filters)
         assert np.array_equal(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED), image)
         fast = _decode_png_fast(data)
         assert fast is not None and np.array_equal(fast, image) and fast.flags.c_contiguous
     # ISA-L and numpy decode rows filtered None and Up; others go to Wuffs.
-    if images._isal is not None:
+    if decode_png._isal is not None:
         assert [r is not None for r in quick] == [set(filters) <= {0, 2}] * 2
 
 
 def test_png_quick_path_refuses_a_short_or_long_stream() -> None:
     image = np.random.default_rng(6).integers(0, 256, (40, 30, 3), dtype=np.uint8)
     data = _png(image, [2])
-    idat = images._sound_chunks(data)
+    idat = decode_png._sound_chunks(data)
     assert idat is not None
-    if images._isal is None:
+    if decode_png._isal is None:
         pytest.skip("python-isal not installed")
-    assert images._decode_png_none_up(idat, 30, 40, 3) is not None
-    assert images._decode_png_none_up(idat, 30, 41, 3) is None
-    assert images._decode_png_none_up(idat, 30, 39, 3) is None
-    assert images._decode_png_none_up([idat[0][:-10]], 30, 40, 3) is None
+    assert decode_png._decode_png_none_up(idat, 30, 40, 3) is not None
+    assert decode_png._decode_png_none_up(idat, 30, 41, 3) is None
+    assert decode_png._decode_png_none_up(idat, 30, 39, 3) is None
+    assert decode_png._decode_png_none_up([idat[0][:-10]], 30, 40, 3) is None
 
 
 def test_damaged_png_is_an_error_not_a_damaged_picture(tmp_path: Path) -> None:
@@ -526,9 +526,9 @@ def test_too_small_page_is_a_page_error(tmp_path: Path) -> None:
 
 
 def test_keep_freed_memory_is_harmless_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(images, "_memory_kept", False)
+    monkeypatch.setattr(page_memory, "_memory_kept", False)
     images.keep_freed_memory()
-    assert images._memory_kept
+    assert page_memory._memory_kept
     images.keep_freed_memory()  # a second call does nothing
     big = np.ones((3000, 3000, 3), np.uint8)  # allocating and freeing still work
     assert int(big[-1, -1, -1]) == 1
@@ -616,7 +616,7 @@ def test_big_endian_and_signed_16_bit_tiffs(tmp_path: Path) -> None:
 
 def test_a_page_over_the_pixel_limit_is_refused_before_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every format says how large the image is and what the limit is, naming the file."""
-    monkeypatch.setattr(images, "MAX_PAGE_PIXELS", 1_000_000)
+    monkeypatch.setattr(page_image, "MAX_PAGE_PIXELS", 1_000_000)
     big = _page(230, (1250, 1000))
     cv2.imwrite(str(tmp_path / "big.png"), big)
     cv2.imwrite(str(tmp_path / "big.jpg"), big)
@@ -639,7 +639,7 @@ def test_a_png_that_would_decode_too_large_is_refused_before_decoding(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 4.5 MB PNG of 24000 x 24000 16-bit RGBA pixels is under the pixel limit, and decoded it took a batch
     to 23 GB. Its header says what it would take; the limit is on that. (Here both limits scaled down.)"""
-    monkeypatch.setattr(images, "MAX_PAGE_BYTES", 4_000_000)
+    monkeypatch.setattr(page_image, "MAX_PAGE_BYTES", 4_000_000)
     rgba = np.full((1000, 1000, 4), 65535, np.uint16)
     cv2.imwrite(str(tmp_path / "deep.png"), rgba)
     with pytest.raises(InputError) as info:
@@ -650,7 +650,7 @@ def test_a_png_that_would_decode_too_large_is_refused_before_decoding(
     import tifffile
 
     tifffile.imwrite(tmp_path / "deep.tif", rgba[:, :, :3])  # 16-bit RGB: 6 MB decoded
-    monkeypatch.setattr(images, "MAX_PAGE_BYTES", 2_500_000)  # what it decodes to, however it is decoded
+    monkeypatch.setattr(page_image, "MAX_PAGE_BYTES", 2_500_000)  # what it decodes to, however it is decoded
     (refused,) = load_pages(tmp_path / "deep.tif")  # a TIFF's pages are refused one by one
     assert isinstance(refused, PageError)
     assert re.match(r"image too large: 1000x1000 px at (24|48) bits a pixel would take", refused.reason)
@@ -660,12 +660,12 @@ def test_a_png_that_would_decode_too_large_is_refused_before_decoding(
 
 
 def test_transparency_is_composited_onto_white_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(images, "ALPHA_ROWS", 7)
+    monkeypatch.setattr(page_image, "ALPHA_ROWS", 7)
     rng = np.random.default_rng(3)
     rgba = rng.integers(0, 256, (50, 40, 4), dtype=np.uint8)
     alpha = rgba[:, :, 3:4].astype(np.float32) / 255.0
     expected = (rgba[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
-    assert np.array_equal(images._to_uint8(rgba), expected)
+    assert np.array_equal(page_image._to_uint8(rgba), expected)
 
 
 def test_pillows_own_size_limit_neither_warns_nor_refuses_a_page_under_ours(

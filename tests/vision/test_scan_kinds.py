@@ -17,7 +17,7 @@ from PIL import Image
 from digitise.errors import PageError
 from digitise.notation.template import apply_homography
 from digitise.sheet.damage import back_of_sheet
-from digitise.vision import images
+from digitise.vision import images, page_image
 from digitise.vision.images import PageImage, load_pages
 from digitise.vision.read import MIRRORED, SHOW_THROUGH, locate, read_pages, resolve_templates
 
@@ -149,6 +149,6 @@ def test_bilevel_detection_is_cheap_on_grey_pages(grey: Image.Image, monkeypatch
     """A grey page is told from a bilevel one on a sparse sample: the full-size work is never done."""
     calls: list[int] = []
     dilate = cv2.dilate
-    monkeypatch.setattr(images.cv2, "dilate", lambda *a, **k: calls.append(1) or dilate(*a, **k))
+    monkeypatch.setattr(page_image.cv2, "dilate", lambda *a, **k: calls.append(1) or dilate(*a, **k))
     assert not images.is_dithered(np.asarray(grey))
     assert calls == []
