@@ -186,6 +186,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
     scan_notes += page_notes(readings, ordered_by_header=options.order == "header") + mirrored_print_note(readings)
+    scan_notes += turned_page_note(readings)
     hand = hand_by_place(readings.pages, outcome.hand)
     readings = renumbered(readings)
 
@@ -351,7 +352,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
                                 if page.source and page.source_bytes is not None))
     corrections, options, pages_note = _reviewed(
         options, files or _page_files([Path(p.source) for p in read.pages if p.source]))
-    scan_notes = page_notes(read) + mirrored_print_note(read) + ([pages_note] if pages_note else [])
+    scan_notes = page_notes(read) + mirrored_print_note(read) + turned_page_note(read) + ([pages_note] if pages_note else [])
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -586,7 +587,7 @@ def mirrored_print_note(readings: Readings) -> list[str]:
     read as printed: a person should know the squares were taken the other way round."""
     names = _page_names(readings)
     mirrored = [name for name, page in zip(names, readings.pages, strict=True)
-                if page.header.get("method", {}).get("value") == MIRRORED_PRINT_METHOD]
+                if str(page.header.get("method", {}).get("value", "")).startswith(MIRRORED_PRINT_METHOD)]
     if not mirrored:
         return []
     shown = ", ".join(mirrored[:3]) + (f" and {len(mirrored) - 3} more" if len(mirrored) > 3 else "")
@@ -594,6 +595,22 @@ def mirrored_print_note(readings: Readings) -> list[str]:
     note = (f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to "
             "right): read as printed")
     return [note]
+
+
+#: How a page found from its lines, lying turned in the image, says so in its readings ("lines, turned 90").
+TURNED_METHOD = ", turned "
+
+
+def turned_page_note(readings: Readings) -> list[str]:
+    """A note naming the pages of another print found turned (on their side or upside down) and read turned back:
+    a person checking a page should know it was not read as it lies."""
+    names = _page_names(readings)
+    turned = [f"{name} ({method.rsplit(TURNED_METHOD, 1)[1]} degrees)" for name, page in zip(names, readings.pages, strict=True)
+              if TURNED_METHOD in (method := str(page.header.get("method", {}).get("value", "")))]
+    if not turned:
+        return []
+    shown = ", ".join(turned[:3]) + (f" and {len(turned) - 3} more" if len(turned) > 3 else "")
+    return [f"pages: {shown} {'was' if len(turned) == 1 else 'were'} turned in the image: read turned back"]
 
 
 def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:
@@ -1885,7 +1902,7 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
 
     from digitise.errors import LayoutError
     from digitise.vision.images import darkest_channel, iter_pages
-    from digitise.vision.layout import draw_layout, fit_layout, reduced
+    from digitise.vision.layout import draw_layout, fit_layout, reduced, way_up
     from digitise.vision.read import WORK_LONG_SIDE
 
     check_inputs([page])
@@ -1898,6 +1915,7 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
     small, factor = reduced(darkest_channel(first.image), WORK_LONG_SIDE)
     try:
         fit = fit_layout(small, name=name or output.stem)
+        way_up(fit)
     except LayoutError as exc:
         raise LayoutError(exc.reason, page, "page 1") from None
     drawn: bytes | None = None

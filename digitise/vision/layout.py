@@ -13,7 +13,8 @@ rest of the pipeline reads it as it reads digitise's own note.
 
 The steps, on the working copy (a few px per mm):
 
-1. the page's turn, from the sharpest row profile of its dark pixels;
+1. the page's turn, from the sharpest row profile of its dark pixels (a page on its side too); which way up,
+   from its printed two-figure point numbers (the narrow 1 comes first on a page the right way up);
 2. long horizontal lines (a morphological opening with a long flat kernel);
 3. lines sharing their ends, in fours (row, row, centre strip, row): a board;
 4. in each board's rows, the thirteen evenly spaced lines between the
@@ -27,7 +28,7 @@ The steps, on the working copy (a few px per mm):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from types import MappingProxyType
 
@@ -86,6 +87,9 @@ class LayoutFit:
     boards: tuple[FittedBoard, ...]
     #: The print is mirrored: off squares on the left, points 1 to 12 left to right (told by its point numbers).
     mirrored: bool = False
+    #: Its printed figures said which way up the page stands (else it is taken as it lies, if it may be: see
+    #: :func:`way_up`).
+    way_up_seen: bool = True
 
 
 def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
@@ -116,7 +120,9 @@ def page_turn(binary: np.ndarray) -> float:
         profile = turned.sum(axis=1, dtype=np.float64)
         return float((profile * profile).sum())
 
-    best = max(np.arange(-MAX_TURN_DEG, MAX_TURN_DEG + 1e-6, 0.25), key=sharpness)
+    # Lines across the page or down it (a page scanned on its side): which way up is told later.
+    coarse = np.arange(-MAX_TURN_DEG, MAX_TURN_DEG + 1e-6, 0.25)
+    best = max(np.concatenate([coarse, coarse + 90.0]), key=sharpness)
     return float(max(np.arange(best - 0.25, best + 0.25 + 1e-6, 0.05), key=sharpness))
 
 
@@ -362,6 +368,80 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     return -1 if votes < 0 else 1
 
 
+def _print_in(band: np.ndarray) -> np.ndarray | None:
+    """The printed number in a column of a band of numbers, cropped to its ink (specks dropped), or None."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(band.astype(np.uint8), connectivity=8)
+    tallest = max((int(stats[i, cv2.CC_STAT_HEIGHT]) for i in range(1, count)), default=0)
+    if tallest < 4:
+        return None
+    keep = [i for i in range(1, count) if stats[i, cv2.CC_STAT_HEIGHT] >= 0.6 * tallest]
+    mask = np.isin(labels, keep)
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    return mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].astype(np.float32)
+
+
+def _square(figure: np.ndarray) -> np.ndarray:
+    """A figure centred on a square, 16 px a side (its proportions kept: a 1 is narrow)."""
+    h, w = figure.shape
+    side = max(h, w)
+    square = np.zeros((side, side), np.float32)
+    square[(side - h) // 2:(side - h) // 2 + h, (side - w) // 2:(side - w) // 2 + w] = figure
+    return cv2.resize(square, (16, 16), interpolation=cv2.INTER_AREA)
+
+
+def _halves(number: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A two-figure number split where its ink is thinnest in its middle (at a few px per mm the figures touch)."""
+    w = number.shape[1]
+    lo, hi = int(0.3 * w), max(int(0.7 * w), int(0.3 * w) + 1)
+    cut = lo + int(np.argmin(number[:, lo:hi].sum(axis=0)))
+    return number[:, :cut], number[:, cut:]
+
+
+def _alike(a: np.ndarray, b: np.ndarray) -> float:
+    """How alike two figures are (their overlap over their union, each on its square)."""
+    a, b = _square(a), _square(b)
+    return float(np.minimum(a, b).sum() / max(float(np.maximum(a, b).sum()), 1e-9))
+
+
+def figures_upright(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
+    """Whether the print's point numbers stand the right way up: 1 yes, -1 upside down (the page turned a half
+    turn), 0 when there are no numbers beside the squares to tell.
+
+    A board's lines look the same turned a half turn; its printed figures do
+    not. The lone figure at the one-figure end of a band of numbers is the 1,
+    and in 10 and 12 the 1 comes first, whichever side the print puts them;
+    upside down it comes last. Each such number votes, whatever the font.
+    """
+    votes = 0
+    for b in boards:
+        h = b.ys[1] - b.ys[0]
+        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
+            numbers = []
+            for k in range(12):
+                x0, x1 = int(b.first + (k + 0.05) * b.pitch), int(b.first + (k + 0.95) * b.pitch)
+                band = binary[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
+                numbers.append(_print_in(band) if band.size else None)
+            if any(n is None for n in numbers):
+                continue  # no band of numbers here
+            widths = [n.shape[1] for n in numbers if n is not None]
+            single = float(np.median(widths[3:9]))
+            if min(widths[:3]) > 1.5 * single >= 1.5 * widths[11]:
+                one, tens = numbers[11], (numbers[0], numbers[2])
+            elif min(widths[9:]) > 1.5 * single >= 1.5 * widths[0]:
+                one, tens = numbers[0], (numbers[11], numbers[9])
+            else:
+                continue  # not a band of 1 to 12 (or too damaged to tell)
+            for number in tens:
+                if one is None or number is None:
+                    continue
+                first, second = _halves(number)
+                lead = _alike(first, one) - _alike(second, one)
+                votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
+    if abs(votes) < 4:
+        return 0
+    return 1 if votes > 0 else -1
+
+
 def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
               mirrored: bool = False) -> Template:
     """The fitted boards as a template in mm (``scale`` px per mm of the upright image of ``size``); ``mirrored``:
@@ -396,6 +476,36 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
     if float(binary.mean()) < 0.002:
         raise LayoutError("blank page: no ruled lines on it")
     turn = page_turn(binary)
+    fit, figures = _fit_turned(grey, turn, name)
+    way = figures_upright(figures, fit.boards)
+    if way < 0:
+        fit, figures = _fit_turned(grey, turn + 180.0, name)
+        way = figures_upright(figures, fit.boards)
+    return replace(fit, way_up_seen=way > 0)
+
+
+def way_up(fit: LayoutFit) -> None:
+    """Raises :class:`LayoutError` for a fitted page that may be turned when its print did not say which way up.
+
+    A page lying on its side may be either way up, and point numbers running
+    the other way are a mirrored print or a page upside down: guessed, every
+    square would be read in another's place. A page as upright as a print
+    without numbers is read as it lies.
+    """
+    if fit.way_up_seen:
+        return
+    if abs(fit.turn) > 45.0:
+        raise LayoutError("the page lies on its side and its print does not say which way up (no point numbers "
+                          "clear enough beside the squares): turn it upright and scan it again")
+    if fit.mirrored:
+        raise LayoutError("the point numbers run right to left: a mirrored print or a page upside down, and their "
+                          "figures are not clear enough to tell which: scan it the right way up")
+
+
+def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np.ndarray]:
+    """The note fitted once the page is turned ``turn`` degrees (anticlockwise), and the turned page's print
+    (:func:`_binary` at the contrast of printed figures)."""
+    turn = (turn + 180.0) % 360.0 - 180.0
     matrix, size = _rotation(grey.shape, turn)
     upright = cv2.warpAffine(grey, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     upright_binary = _binary(upright)
@@ -422,11 +532,12 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
         raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
     boards = _lattice(found)
     scale = pitch / OWN_CELL_W_MM
-    flipped = numbers_side(_binary(upright, contrast=15), boards) > 0
+    figures = _binary(upright, contrast=15)
+    flipped = numbers_side(figures, boards) > 0
     template = _template(boards, scale, size, name, flipped)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
-    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped)
+    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped), figures
 
 
 def board_crossings(template: Template) -> np.ndarray:

@@ -66,7 +66,7 @@ from digitise.vision.ink import (
     ink_amount,
     solid_share,
 )
-from digitise.vision.layout import CLOSED_EDGES, fit_layout, print_map
+from digitise.vision.layout import CLOSED_EDGES, fit_layout, print_map, way_up
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, project, rotation_of
 
 log = logging.getLogger(__name__)
@@ -261,12 +261,17 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     if marked:
         template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
         return template, fit, {}
-    by_lines = _by_lines(small, templates)
+    try:
+        by_lines = _by_lines(small, templates)
+    except LayoutError as exc:
+        raise LayoutError(exc.reason, source, f"page {number}") from None
     if by_lines is not None:
         template, homography = by_lines
+        rotation = rotation_of(homography, template.page_mm)
         # Said in the page's readings, and so in the report's notes (see digitise.pipeline.MIRRORED_PRINT_METHOD).
         method = "lines, mirrored print" if mirrored(template.boards[0]) else "lines"
-        return template, PageFit(homography, method, (), rotation_of(homography, template.page_mm), 0.0), {}
+        method += f", turned {rotation}" if rotation else ""
+        return template, PageFit(homography, method, (), rotation, 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
     found = [(t, g) for t, g in grids if g is not None]
     if not found:
@@ -285,7 +290,9 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Templat
     ``digitise layout``) is placed as that template; another print gets the
     template fitted. None when no grid of boards is seen, or when the page
     is digitise's own print (with markers in its template), which its own
-    fit places, as always.
+    fit places, as always. Raises :class:`LayoutError` for a page that may be
+    turned and whose print does not say which way up (see
+    :func:`~digitise.vision.layout.way_up`).
     """
     try:
         fitted = fit_layout(small)
@@ -294,6 +301,7 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Templat
     # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
     if any(print_map(fitted.template, t, sides=False) is not None for t in templates if t.markers):
         return None
+    way_up(fitted)
     for template in templates:
         onto = print_map(fitted.template, template)
         if onto is not None and not template.markers:
