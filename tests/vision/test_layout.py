@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -20,7 +21,7 @@ from digitise.sheet.printing import render_template
 from digitise.sheet.prints import PRINTS, OtherPrint, mirrored
 from digitise.sheet.synth import SynthPage, render_page
 from digitise.vision.images import PageImage
-from digitise.vision.layout import fit_layout, reduced
+from digitise.vision.layout import fit_layout, reduced, way_up
 from digitise.vision.page import project
 from digitise.vision.read import WORK_LONG_SIDE, analyse_page
 from tests.vision.conftest import turn
@@ -95,6 +96,28 @@ def test_a_written_page_of_another_print_reads_through_the_pipeline(name: str) -
     right, method = boards_read_right(page, page.image, [load_template("a4"), load_template("letter")])
     assert method == ("lines, mirrored print" if other.mirrored else "lines")
     assert right >= 7
+
+
+@pytest.mark.parametrize(("name", "quarters"), [("club-small", 1), ("club-small", 2), ("club-small-mirrored", 3)])
+def test_a_written_page_of_another_print_scanned_turned_is_read_turned_back(name: str, quarters: int) -> None:
+    other = mirrored(PRINTS["club-small"]) if name.endswith("-mirrored") else PRINTS[name]
+    page = written_page(other)
+    # np.rot90 turns anticlockwise; a page's rotation is said clockwise, as the markers' fit says it.
+    image = np.ascontiguousarray(np.rot90(page.image, quarters))
+    right, method = boards_read_right(page, image, [load_template("a4"), load_template("letter")])
+    assert method == ("lines, mirrored print" if other.mirrored else "lines") + f", turned {360 - 90 * quarters}"
+    assert right >= 7
+
+
+def test_a_turned_page_whose_print_cannot_say_which_way_up_is_refused_in_one_line() -> None:
+    plain = replace(PRINTS["club-small"], numbers=())
+    image, _ = blank(plain)
+    small, _ = reduced(image, WORK_LONG_SIDE)
+    way_up(fit_layout(small))  # upright, it is read as it lies
+    on_its_side = np.ascontiguousarray(np.rot90(image))
+    with pytest.raises(LayoutError, match="page 1: the page lies on its side and its print does not say which way up") as err:
+        analyse_page(PageImage("side.png", 1, on_its_side), [load_template("a4")], header=False)
+    assert err.value.path == "side.png" and "\n" not in err.value.message
 
 
 def test_digitise_s_own_print_without_markers_is_placed_as_before() -> None:
