@@ -16,6 +16,7 @@ from digitise.errors import ExitCode, LayoutError, TemplateError
 from digitise.notation.encode import encode_match
 from digitise.notation.mat import read_mat_strict
 from digitise.notation.template import Template, load_template, mm_to_px_matrix, parse_template
+from digitise.pipeline import mirrored_print_note, turned_page_note
 from digitise.sheet.damage import Degrade
 from digitise.sheet.printing import render_template
 from digitise.sheet.prints import PRINTS, OtherPrint, mirrored
@@ -23,7 +24,7 @@ from digitise.sheet.synth import SynthPage, render_page
 from digitise.vision.images import PageImage
 from digitise.vision.layout import fit_layout, reduced, way_up
 from digitise.vision.page import project
-from digitise.vision.read import WORK_LONG_SIDE, analyse_page
+from digitise.vision.read import WORK_LONG_SIDE, Readings, analyse_page
 from tests.vision.conftest import turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,8 +106,13 @@ def test_a_written_page_of_another_print_scanned_turned_is_read_turned_back(name
     # np.rot90 turns anticlockwise; a page's rotation is said clockwise, as the markers' fit says it.
     image = np.ascontiguousarray(np.rot90(page.image, quarters))
     right, method = boards_read_right(page, image, [load_template("a4"), load_template("letter")])
-    assert method == ("lines, mirrored print" if other.mirrored else "lines") + f", turned {360 - 90 * quarters}"
+    turned = 360 - 90 * quarters
+    assert method == ("lines, mirrored print" if other.mirrored else "lines") + f", turned {turned}"
     assert right >= 7
+    reading, _ = analyse_page(PageImage("other.png", 1, image), [load_template("a4")], header=False)
+    note = f"pages: other.png ({turned} degrees) was turned in the image: read turned back"
+    assert turned_page_note(Readings((reading,))) == [note]
+    assert bool(mirrored_print_note(Readings((reading,)))) == other.mirrored
 
 
 def test_a_turned_page_whose_print_cannot_say_which_way_up_is_refused_in_one_line() -> None:
