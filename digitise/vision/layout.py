@@ -369,15 +369,18 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
 
 
 def _print_in(band: np.ndarray) -> np.ndarray | None:
-    """The printed number in a column of a band of numbers, cropped to its ink (specks dropped), or None."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(band.astype(np.uint8), connectivity=8)
+    """The printed number in a column of a band of numbers (see :func:`figures_upright`), cropped to its ink
+    (specks dropped) and given as its darkness (a figure a few px wide is more than its thresholded pixels), or
+    None."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(band[..., 0].astype(np.uint8), connectivity=8)
     tallest = max((int(stats[i, cv2.CC_STAT_HEIGHT]) for i in range(1, count)), default=0)
     if tallest < 4:
         return None
     keep = [i for i in range(1, count) if stats[i, cv2.CC_STAT_HEIGHT] >= 0.6 * tallest]
     mask = np.isin(labels, keep)
     rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    return mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].astype(np.float32)
+    near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    return (band[..., 1] * near)[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].astype(np.float32)
 
 
 def _square(figure: np.ndarray) -> np.ndarray:
@@ -403,7 +406,7 @@ def _alike(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.minimum(a, b).sum() / max(float(np.maximum(a, b).sum()), 1e-9))
 
 
-def figures_upright(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
+def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     """Whether the print's point numbers stand the right way up: 1 yes, -1 upside down (the page turned a half
     turn), 0 when there are no numbers beside the squares to tell.
 
@@ -411,6 +414,7 @@ def figures_upright(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     not. The lone figure at the one-figure end of a band of numbers is the 1,
     and in 10 and 12 the 1 comes first, whichever side the print puts them;
     upside down it comes last. Each such number votes, whatever the font.
+    ``figures``: the upright page's print (:func:`_binary`) and its darkness, two channels.
     """
     votes = 0
     for b in boards:
@@ -419,7 +423,7 @@ def figures_upright(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
             numbers = []
             for k in range(12):
                 x0, x1 = int(b.first + (k + 0.05) * b.pitch), int(b.first + (k + 0.95) * b.pitch)
-                band = binary[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
+                band = figures[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
                 numbers.append(_print_in(band) if band.size else None)
             if any(n is None for n in numbers):
                 continue  # no band of numbers here
@@ -503,8 +507,8 @@ def way_up(fit: LayoutFit) -> None:
 
 
 def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np.ndarray]:
-    """The note fitted once the page is turned ``turn`` degrees (anticlockwise), and the turned page's print
-    (:func:`_binary` at the contrast of printed figures)."""
+    """The note fitted once the page is turned ``turn`` degrees (anticlockwise), and the turned page's printed
+    figures (see :func:`figures_upright`)."""
     turn = (turn + 180.0) % 360.0 - 180.0
     matrix, size = _rotation(grey.shape, turn)
     upright = cv2.warpAffine(grey, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -532,8 +536,10 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
         raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
     boards = _lattice(found)
     scale = pitch / OWN_CELL_W_MM
-    figures = _binary(upright, contrast=15)
-    flipped = numbers_side(figures, boards) > 0
+    printed = _binary(upright, contrast=15)
+    flipped = numbers_side(printed, boards) > 0
+    darkness = 1.0 - upright.astype(np.float32) / 255.0
+    figures = np.dstack([printed.astype(np.float32), darkness - float(np.median(darkness))]).clip(0.0, 1.0)
     template = _template(boards, scale, size, name, flipped)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
