@@ -416,7 +416,7 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     upside down it comes last. Each such number votes, whatever the font.
     ``figures``: the upright page's print (:func:`_binary`) and its darkness, two channels.
     """
-    votes = 0
+    votes = tens_seen = 0
     for b in boards:
         h = b.ys[1] - b.ys[0]
         for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
@@ -438,10 +438,12 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
             for number in tens:
                 if one is None or number is None:
                     continue
+                tens_seen += 1
                 first, second = _halves(number)
                 lead = _alike(first, one) - _alike(second, one)
                 votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
-    if abs(votes) < 4:
+    # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
+    if abs(votes) < max(4.0, tens_seen / 2):
         return 0
     return 1 if votes > 0 else -1
 
@@ -483,9 +485,11 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
     fit, figures = _fit_turned(grey, turn, name)
     way = figures_upright(figures, fit.boards)
     if way < 0:
-        fit, figures = _fit_turned(grey, turn + 180.0, name)
-        way = figures_upright(figures, fit.boards)
-    return replace(fit, way_up_seen=way > 0)
+        turned, figures = _fit_turned(grey, turn + 180.0, name)
+        if figures_upright(figures, turned.boards) <= 0:
+            return replace(fit, way_up_seen=False)  # the figures disagree with themselves: not told
+        fit = turned
+    return replace(fit, way_up_seen=way != 0)
 
 
 def way_up(fit: LayoutFit) -> None:
