@@ -28,7 +28,9 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import digitise.solve as solve_module
+import digitise.solve.length as length_module
+import digitise.solve.solver as solve_module
+import digitise.solve.strangers as strangers_module
 from benchmarks.bench_end_to_end import _action_key, board_record, board_truths, misread_kinds, saved_boards
 from benchmarks.resolve import solved_as_written
 from digitise.game.record import ActionKind, MatchRecord
@@ -57,7 +59,8 @@ def _scores(found: list[float]) -> Iterator[None]:
         return final
 
     with mock.patch.object(search.Searcher, "_apply_forced", _scored_as_read), \
-            mock.patch.object(solve_module, "_search", noted):
+            mock.patch.object(solve_module, "_search", noted), mock.patch.object(length_module, "_search", noted), \
+            mock.patch.object(strangers_module, "_search", noted):
         yield
 
 

@@ -3,7 +3,7 @@
 Every saved pile is in order, so any pile taken for one out of order is a
 false alarm; then, in each pile of three pages or more, two neighbouring
 pages (chosen with a fixed seed) are swapped, and the swap is seen when the
-solver flags a page for its place (``solve._page_sequence``), as a gap or as
+solver flags a page for its place (``solve.page_order._page_sequence``), as a gap or as
 the order broken. Last, into each such pile a page of another saved pile
 (the seventh after it, a page chosen with the seed) is put at a random
 place, and the page is seen when :func:`digitise.solve.extra_pages` names
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from digitise.notation.readings import load_readings
-from digitise.solve import _page_sequence, extra_pages
+from digitise.solve.page_order import _page_sequence, extra_pages
 
 
 def main() -> None:

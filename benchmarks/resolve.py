@@ -33,7 +33,7 @@ from tests.test_end_to_end import aligned_report
 
 def apply_settings(settings: Sequence[str]) -> None:
     """``module.NAME=VALUE`` for modules of ``digitise.solve`` (``search.BEAM=64``, ``prior.WEIGHT=7``);
-    a bare ``NAME=VALUE`` for ``digitise.solve`` itself (``FOLLOW_WITHIN=0``)."""
+    a bare ``NAME=VALUE`` for ``digitise.solve`` itself (``REVIEW_EXPECTED_WRONG=0``; ``report.FOLLOW_WITHIN=0``)."""
     import importlib
 
     for setting in settings:
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--review-below", type=float, default=REVIEW_BELOW, help="flag turns less sure than this")
     parser.add_argument("--set", action="append", default=[], metavar="[MODULE.]NAME=VALUE",
                         help="set a constant of digitise.solve.MODULE, or of digitise.solve itself, first "
-                             "(e.g. prior.WEIGHT=7, search.BEAM=64, FOLLOW_WITHIN=0)")
+                             "(e.g. prior.WEIGHT=7, search.BEAM=64, report.FOLLOW_WITHIN=0)")
     args = parser.parse_args(argv)
     apply_settings(args.set)  # a bad name fails here, once, not in every worker
     pooled: list[Row] = []

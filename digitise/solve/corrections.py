@@ -115,7 +115,7 @@ def _whole(value: Any, where: str, low: int, high: int | None, path: str | Path)
 
 def check_text(text: Any, where: str, path: str | Path) -> str:
     """A correction string the solver can read, normalised; :class:`InputError` otherwise."""
-    from digitise.solve import parse_correction
+    from digitise.solve.correction_text import parse_correction
 
     if not isinstance(text, str) or not text.strip():
         raise _fail(where, f"a correction is text such as '52: 13/8 13/11' or 'double', got {short(repr(text))}",

@@ -22,7 +22,7 @@ from digitise.notation.readings import BoardReading, CellReading, Readings
 from digitise.solve.corrections import absent_boards, check_fit, unfitting
 
 if TYPE_CHECKING:
-    from digitise.solve import SolveResult
+    from digitise.solve.result import SolveResult
 
 
 def turns_by_board(report: Mapping[str, Any]) -> list[tuple[tuple[int, int, int], dict[str, Any]]]:
@@ -71,7 +71,7 @@ def corrected_cells(text: str, turn: Mapping[str, Any]) -> dict[str, tuple[int, 
     Raises ``ValueError`` when the correction does not say the whole board.
     """
     from digitise.notation.encode import number_digits, turn_cells
-    from digitise.solve import parse_correction
+    from digitise.solve.correction_text import parse_correction
 
     forced = parse_correction(text)
     player = forced.player or Side(str(turn.get("player") or "bottom"))
@@ -105,7 +105,7 @@ def corrected_reading(reading: BoardReading, text: str, turn: Mapping[str, Any] 
     each die landed; a blank board is empty; a double is an arrow (keeping
     any result square as read).
     """
-    from digitise.solve import parse_correction
+    from digitise.solve.correction_text import parse_correction
 
     forced = parse_correction(text)
     if forced.blank:
@@ -166,7 +166,7 @@ def solve_with_corrections(
     corrections say and solves again. Raises :class:`InputError` naming
     ``path`` when corrections still do not fit (a file made for other pages).
     """
-    from digitise.solve import solve
+    from digitise.solve.solver import solve
 
     absent_boards(corrections, {(page.page, board.index) for page in readings.pages for board in page.boards},
                   path or "corrections")

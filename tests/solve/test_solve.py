@@ -568,7 +568,7 @@ def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPa
 def test_a_board_a_game_rests_on_is_flagged_though_sure_enough_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """A digit misread at 0.95 that spells another legal play, the truth listed at 0.006: about 0.994 sure,
     above the review bar, but every later turn of the game rests on it (REVIEW_EXPECTED_WRONG)."""
-    import digitise.solve as solve_module
+    import digitise.solve.report as solve_module
 
     def misread(match: MatchRecord, boards: list[BoardReading], k: int, wrong: int) -> list[BoardReading]:
         board = boards[k]
@@ -607,7 +607,7 @@ def test_the_turns_after_a_flagged_board_follow_it_along_a_far_rival(monkeypatch
     """A bear-off "1" read "5" at 0.9, "4" at 0.09, "1" at 0.004: the board is flagged for its near rival,
     and the truth is a third explanation, further off than the bar's margin. The turns its line would
     change must follow the board too (FOLLOW_WITHIN), or they go through silent."""
-    import digitise.solve as solve_module
+    import digitise.solve.report as solve_module
 
     # Found by trying two wrong readings of the off squares of these matches' bear-offs.
     path = next((p for p in MATCHES if p.name == "bgstudio_Daisy_Llabba_13pt_2023_09_28_12_45_23.mat"), None)
@@ -709,7 +709,7 @@ def test_boards_set_aside_though_marks_were_read_are_flagged() -> None:
 def test_the_review_bar_is_on_the_confidence_not_on_its_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
     """A board whose rival lies just within the bar sends the rest of its game to follow it: it must be
     flagged itself, though its confidence, rounded for the report, shows as the bar."""
-    import digitise.solve as solve_module
+    import digitise.solve.report as solve_module
 
     match = read_mat(MATCHES[0]).match
     monkeypatch.setattr(solve_module, "confidence", lambda node: 0.97996)
@@ -1388,7 +1388,7 @@ def test_a_page_of_another_match_in_a_short_pile_is_flagged_by_its_neighbours_nu
 def test_a_pile_out_of_order_is_not_a_missing_page() -> None:
     """1, 2, 5, 6, 3, 4, 7, 8: the numbers "missing" at the jump are further on, so the note says out of order,
     and no turn is flagged for a gap."""
-    from digitise.solve import _page_sequence
+    from digitise.solve.page_order import _page_sequence
 
     gaps, own, notes, _ = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
     assert gaps == {}
@@ -1406,7 +1406,7 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
     """1, 2, 4, 3, 5: no jump that both sides confirm, so no gap; but every number is there once, read surely,
     out of order. The first turn of the page out of its place is flagged, the rest follows it, and no turn is
     wrong unflagged (the pages were read as the game going on, wrong, and nothing said)."""
-    from digitise.solve import _page_sequence
+    from digitise.solve.page_order import _page_sequence
 
     gaps, _, notes, marks = _page_sequence(_numbered([1, 2, 4, 3, 5]))
     assert gaps == {} and list(marks) == [3]
@@ -1434,7 +1434,7 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
 def test_one_number_out_of_step_read_unsurely_is_a_misread_not_the_order() -> None:
     """Pages 1-6 with the first page's "1" read "7" at 0.71 (seed 9321): every other number is in step with its
     place, so a misread explains the pile as well as a page out of place does. Only a sure reading flags it."""
-    from digitise.solve import ORDER_ALONE_SURE, ORDER_SURE, _page_sequence
+    from digitise.solve.page_order import ORDER_ALONE_SURE, ORDER_SURE, _page_sequence
 
     def pile(sure_first: float) -> Readings:
         numbers = [(7, sure_first), (2, 0.98), (3, 1.0), (4, 0.84), (5, 0.95), (6, 0.96)]
