@@ -414,6 +414,8 @@ def test_review_a_batch_folder_match_by_match(
         page.click("#matches tr[data-name='m10'] a")
         page.wait_for_selector("#turns li.turn")
         assert page.url.split("#")[0].endswith("/m/2/")
+        # The first turns are in the served page; the title is filled by the script after.
+        page.wait_for_selector("#title:not(:empty)")
         assert page.inner_text("#title") == "m10.report.json"
         page.locator("#turns li.turn", has_text="p1 b3").click()
         page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
