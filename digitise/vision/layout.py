@@ -27,7 +27,7 @@ The steps, on the working copy (a few px per mm):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 from types import MappingProxyType
@@ -334,6 +334,22 @@ def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
     return out
 
 
+def _number_bands(image: np.ndarray, boards: Sequence[FittedBoard], inner: tuple[float, float]
+                  ) -> Iterator[list[np.ndarray]]:
+    """Where point numbers are printed (above each board's top row, below its bottom row): each band as its
+    twelve columns' crops of ``image``, each column the part ``inner`` (fractions of a point's pitch) of its
+    point's width."""
+    lo, hi = inner
+    for b in boards:
+        h = b.ys[1] - b.ys[0]
+        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
+            columns = []
+            for k in range(12):
+                x0, x1 = int(b.first + (k + lo) * b.pitch), int(b.first + (k + hi) * b.pitch)
+                columns.append(image[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)])
+            yield columns
+
+
 def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     """Which side the print's point numbers say the high points are on: -1 left (as digitise's own note), 1 right
     (a mirrored print), 0 when there are no numbers beside the squares to tell.
@@ -344,25 +360,21 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     hold the wider print.
     """
     votes = bands = 0
-    for b in boards:
-        h = b.ys[1] - b.ys[0]
-        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
-            widths = []
-            for k in range(12):
-                x0, x1 = int(b.first + (k + 0.1) * b.pitch), int(b.first + (k + 0.9) * b.pitch)
-                band = binary[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
-                # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
-                dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
-                widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
-            if sum(w > 0 for w in widths) < 10:
-                continue  # no row of numbers here
-            bands += 1
-            # Two figures are about twice one's width; dots, or no print, are alike at both ends.
-            left, right = sum(widths[:3]), sum(widths[9:])
-            if left > 1.5 * right:
-                votes -= 1
-            elif right > 1.5 * left:
-                votes += 1
+    for columns in _number_bands(binary, boards, (0.1, 0.9)):
+        widths = []
+        for band in columns:
+            # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
+            dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
+            widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
+        if sum(w > 0 for w in widths) < 10:
+            continue  # no row of numbers here
+        bands += 1
+        # Two figures are about twice one's width; dots, or no print, are alike at both ends.
+        left, right = sum(widths[:3]), sum(widths[9:])
+        if left > 1.5 * right:
+            votes -= 1
+        elif right > 1.5 * left:
+            votes += 1
     if bands < 4 or abs(votes) < bands / 2:
         return 0
     return -1 if votes < 0 else 1
@@ -417,31 +429,25 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     ``figures``: the upright page's print (:func:`_binary`) and its darkness, two channels.
     """
     votes = tens_seen = 0
-    for b in boards:
-        h = b.ys[1] - b.ys[0]
-        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
-            numbers = []
-            for k in range(12):
-                x0, x1 = int(b.first + (k + 0.05) * b.pitch), int(b.first + (k + 0.95) * b.pitch)
-                band = figures[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)]
-                numbers.append(_print_in(band) if band.size else None)
-            if any(n is None for n in numbers):
-                continue  # no band of numbers here
-            widths = [n.shape[1] for n in numbers if n is not None]
-            single = float(np.median(widths[3:9]))
-            if min(widths[:3]) > 1.5 * single >= 1.5 * widths[11]:
-                one, tens = numbers[11], (numbers[0], numbers[2])
-            elif min(widths[9:]) > 1.5 * single >= 1.5 * widths[0]:
-                one, tens = numbers[0], (numbers[11], numbers[9])
-            else:
-                continue  # not a band of 1 to 12 (or too damaged to tell)
-            for number in tens:
-                if one is None or number is None:
-                    continue
-                tens_seen += 1
-                first, second = _halves(number)
-                lead = _alike(first, one) - _alike(second, one)
-                votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
+    for columns in _number_bands(figures, boards, (0.05, 0.95)):
+        numbers = [_print_in(band) if band.size else None for band in columns]
+        if any(n is None for n in numbers):
+            continue  # no band of numbers here
+        widths = [n.shape[1] for n in numbers if n is not None]
+        single = float(np.median(widths[3:9]))
+        if min(widths[:3]) > 1.5 * single >= 1.5 * widths[11]:
+            one, tens = numbers[11], (numbers[0], numbers[2])
+        elif min(widths[9:]) > 1.5 * single >= 1.5 * widths[0]:
+            one, tens = numbers[0], (numbers[11], numbers[9])
+        else:
+            continue  # not a band of 1 to 12 (or too damaged to tell)
+        for number in tens:
+            if one is None or number is None:
+                continue
+            tens_seen += 1
+            first, second = _halves(number)
+            lead = _alike(first, one) - _alike(second, one)
+            votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
     # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
     if abs(votes) < max(4.0, tens_seen / 2):
         return 0
