@@ -582,15 +582,25 @@ def _marks_read(page: PageReading) -> list[tuple[object, ...]]:
 MIRRORED_PRINT_METHOD = "lines, mirrored print"
 
 
+def _read_by(page: PageReading) -> str:
+    """How the page's boards were placed (its readings' ``method``: ``markers``, ``lines, turned 180``, ...)."""
+    return str(page.header.get("method", {}).get("value", ""))
+
+
+def _first_few(names: list[str]) -> str:
+    """Page names for a note: the first three, then how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def mirrored_print_note(readings: Readings) -> list[str]:
     """A note naming the pages of a mirrored print (off squares on the left, points 1 to 12 left to right),
     read as printed: a person should know the squares were taken the other way round."""
     names = _page_names(readings)
     mirrored = [name for name, page in zip(names, readings.pages, strict=True)
-                if str(page.header.get("method", {}).get("value", "")).startswith(MIRRORED_PRINT_METHOD)]
+                if _read_by(page).startswith(MIRRORED_PRINT_METHOD)]
     if not mirrored:
         return []
-    shown = ", ".join(mirrored[:3]) + (f" and {len(mirrored) - 3} more" if len(mirrored) > 3 else "")
+    shown = _first_few(mirrored)
     verb = "is" if len(mirrored) == 1 else "are"
     note = (f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to "
             "right): read as printed")
@@ -606,10 +616,10 @@ def turned_page_note(readings: Readings) -> list[str]:
     a person checking a page should know it was not read as it lies."""
     names = _page_names(readings)
     turned = [f"{name} ({method.rsplit(TURNED_METHOD, 1)[1]} degrees)" for name, page in zip(names, readings.pages, strict=True)
-              if TURNED_METHOD in (method := str(page.header.get("method", {}).get("value", "")))]
+              if TURNED_METHOD in (method := _read_by(page))]
     if not turned:
         return []
-    shown = ", ".join(turned[:3]) + (f" and {len(turned) - 3} more" if len(turned) > 3 else "")
+    shown = _first_few(turned)
     return [f"pages: {shown} {'was' if len(turned) == 1 else 'were'} turned in the image: read turned back"]
 
 
