@@ -15,7 +15,7 @@ import pytest
 
 from digitise.errors import InputError
 from digitise.notation.readings import CellReading
-from digitise.vision import cells as cells_module
+from digitise.vision import cell_reader as cells_module
 from digitise.vision.cellnet import (
     CENTRE_SHAPE,
     MAX_COUNT,

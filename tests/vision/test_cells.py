@@ -18,12 +18,12 @@ from digitise.vision.cells import (
     CellKind,
     CellReader,
     CellReadError,
-    _longest_run,
     erase_cross,
     find_cross,
     segment_cell,
 )
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE
+from digitise.vision.cross import _longest_run
 
 POINT_SHAPE = (140, 120)  # (11 + 3) mm x (9 + 3) mm at 10 px/mm
 MARGIN = 15
@@ -250,7 +250,7 @@ def test_erase_cross_takes_the_x_out_and_keeps_the_digits(test_glyphs: dict[int,
 
 
 def test_the_search_for_more_xs_stops_at_a_sure_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from digitise.vision import cells as cells_module
+    from digitise.vision import segment as cells_module
 
     # Two long X's side by side ("one each"): both as sure as an X gets.
     two = np.zeros((110, 1200), np.uint8)
