@@ -3,7 +3,8 @@
 Best effort: a header field that is empty or unreadable is simply absent or
 has a low confidence; the readings never depend on it. When the tesseract
 program is not installed the text fields come back empty with a warning and
-everything else works.
+everything else works. On a bowed page the fields are cut where the top
+boards' lines show they lie (:func:`header_homographies`).
 
 Tesseract runs in this process through tesserocr when it is installed and
 finds tesseract's English data, else as the ``tesseract`` program through
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -25,9 +27,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from digitise.notation.template import Rect, Template
+from digitise.notation.template import Rect, Template, board_rect
+from digitise.vision.grid import BoardFit, board_lines
 from digitise.vision.images import darkest_channel
 from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
+from digitise.vision.page import PageFit, project
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +134,51 @@ def text_field_images(image: np.ndarray, homography: np.ndarray, template: Templ
         clean = _field_ink(image, placed, stretch, OCR_PX_PER_MM)
         written.append((name, np.round(255.0 * (1.0 - clean)).astype(np.uint8)))
     return written
+
+
+#: A header field is cut where the top boards' lines show the page really lies, when that is further
+#: than this (mm) from where the page fit puts it: a bowed page in a photo (the fit is right at the
+#: markers, in the corners, and the header lies between them). Flat pages are cut as fitted.
+HEADER_SHIFT_MM = 0.5
+#: The top boards' line crossings within this (mm) of a field, along the page, give its shift.
+HEADER_SHIFT_REACH_MM = 15.0
+
+
+def header_homographies(fit: PageFit, boards: Sequence[BoardFit], template: Template) -> dict[str, np.ndarray]:
+    """Page mm -> image px for the header fields the page fit misplaces, moved as the top boards' lines are.
+
+    The fields sit just above the top row of boards, whose top line is
+    measured crossing by crossing (:func:`~digitise.vision.grid.refine_board`).
+    Where those crossings lie more than :data:`HEADER_SHIFT_MM` from where
+    the page fit puts them, the fields above them are moved as much. A
+    curled page had its match length read from the field's edge ("3" as
+    "2" at 0.08): only fields that need it are returned.
+    """
+    rects = {b.index: board_rect(b) for b in template.boards}
+    top = min(r.y for r in rects.values())
+    shifts: list[tuple[float, np.ndarray]] = []
+    for bfit in boards:
+        board = template.board(bfit.index)
+        if rects[bfit.index].y > top + 1.0:
+            continue
+        lines = board_lines(board)
+        where = np.array([[x, lines.ys[0]] for x in lines.xs])
+        measured = np.asarray(bfit.measured[0], bool)
+        moved = bfit.crossings[0] - project(fit.homography, where)
+        shifts += [(float(x), d) for x, d, m in zip(lines.xs, moved, measured, strict=True) if m]
+    out: dict[str, np.ndarray] = {}
+    if not shifts:
+        return out
+    xs = np.array([x for x, _ in shifts])
+    for name, rect in template.fields.items():
+        near = (xs >= rect.x - HEADER_SHIFT_REACH_MM) & (xs <= rect.right + HEADER_SHIFT_REACH_MM)
+        if not near.any():
+            off = np.abs(xs - (rect.x + rect.w / 2))
+            near = off == off.min()
+        dx, dy = np.median(np.array([d for (_, d), n in zip(shifts, near, strict=True) if n]), axis=0)
+        if math.hypot(dx, dy) / fit.px_per_mm > HEADER_SHIFT_MM:
+            out[name] = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]]) @ fit.homography
+    return out
 
 
 def read_header(grey: np.ndarray, homography: np.ndarray, template: Template, reader: Any | None = None) -> dict[str, Any]:

@@ -185,7 +185,7 @@ def test_faint_lines_beside_heavy_ink_are_found(a4: Template) -> None:
 def test_a_board_whose_own_outline_misled_is_measured_where_the_page_puts_it(a4: Template) -> None:
     """A board's outline found misshapen (something printed joined to it) gives it a fit 6 mm off, where its lines
     are not found: they are then looked for where the page fit puts them, and found."""
-    from digitise.vision.read import _refine_boards
+    from digitise.vision.locate import _refine_boards
 
     sheet = make_sheet(a4, written=WRITTEN, angle=2.0, markers=False)
     page = sheet.mm_to_px

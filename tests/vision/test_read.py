@@ -464,7 +464,7 @@ def test_a_page_smeared_by_a_moving_camera_is_read_up_to_1_mm(tmp_path: Path, mo
     """A photo taken while the camera moved 1 mm (sideways or up the page): the lines across the motion are
     spread too thin for the line finder's bar, and the page was refused. Its lines look 1 mm wide
     (grid.smear_mm), so they are looked for again with a lower bar: the page reads as the sharp one."""
-    from digitise.vision import read as read_module
+    from digitise.vision import locate as read_module
     from digitise.vision.grid import smear_mm
 
     path = tmp_path / "shaken.jpg"
