@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from digitise.notation.readings import CellReading
 from digitise.vision.cellnet import MAX_COUNT, VALUES, CellNetOutput, LastLayer, candidates_of, split_output
@@ -89,8 +90,6 @@ def learn_hand(samples: Sequence[HandSample], heads: Sequence[LastLayer], *, pul
     """The last layers fine-tuned on ``samples``; None when there are too few or the models keep no features.
 
     ``pull`` and ``min_samples`` default to :data:`PULL` and :data:`MIN_SAMPLES`."""
-    from threadpoolctl import threadpool_limits
-
     pull = PULL if pull is None else pull
     usable = [s for s in samples if len(s.whole.features) == len(heads)]
     if not heads or len(usable) < (MIN_SAMPLES if min_samples is None else min_samples):
@@ -110,7 +109,7 @@ def learn_hand(samples: Sequence[HandSample], heads: Sequence[LastLayer], *, pul
 
 def _fine_tune(head: LastLayer, features: np.ndarray, labels: np.ndarray, pull: float) -> tuple[np.ndarray, np.ndarray]:
     """The count rows of ``head`` minimising the samples' mean cross-entropy plus the pull to the shipped rows."""
-    from scipy.optimize import minimize
+    from scipy.optimize import minimize  # heavy (~0.5 s to import): loaded only when a hand is learnt
 
     w0, b0 = head.weight[:_HEADS], head.bias[:_HEADS]
     n, width = features.shape

@@ -3,6 +3,7 @@ into a :class:`~digitise.notation.readings.PageReading` (and, for overlays, what
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -11,10 +12,11 @@ import numpy as np
 
 from digitise.notation.readings import BoardReading, CellReading, PageReading
 from digitise.notation.template import BOARD_BOX_MARGIN_MM, Template
-from digitise.vision.cells import WholeCell
+from digitise.vision import cells
+from digitise.vision import header as page_header
+from digitise.vision.cells import CellKind, WholeCell, obscured
 from digitise.vision.cut import cell_ink, sides_crossed
 from digitise.vision.grid import BoardFit
-from digitise.vision.header import header_homographies
 from digitise.vision.images import PageImage
 from digitise.vision.ink import ink_amount, solid_share
 from digitise.vision.layout import CLOSED_EDGES
@@ -65,8 +67,6 @@ class PageAnalysis:
 
 def cell_kind(name: str) -> Any:
     """The :class:`~digitise.vision.cells.CellKind` of a cell name."""
-    from digitise.vision.cells import CellKind
-
     if name == "centre":
         return CellKind.CENTRE
     if name in ("Bres", "Wres"):
@@ -92,8 +92,6 @@ def analyse_page(
     ``match_fields`` the header gives the page number only, not the fields
     that are the same on every page of a match (length, players, event...).
     """
-    import time
-
     tick = clock or time.perf_counter
     timings: dict[str, float] = {}
     t0 = tick()
@@ -118,12 +116,8 @@ def analyse_page(
     t2 = tick()
     timings["cells"] = t2 - t1
     if reader is None:
-        from digitise.vision.cells import default_reader
-
-        reader = default_reader()
+        reader = cells.default_reader()  # looked up on its module: a test or benchmark may swap the shipped reader
     analyses = reader.analyse_many([(ink, cell_kind(name)) for _, name, _, ink in jobs]) if jobs else []
-    from digitise.vision.cells import obscured
-
     # The reader has never seen a blot: it calls one empty, or letters (a names board, which would
     # drop the board without a word). Said unreadable, the board is explained and flagged instead.
     analyses = [obscured(result) if solid_share(ink) > BLOT_SHARE else result
@@ -166,14 +160,14 @@ def analyse_page(
     }
     pending: tuple[tuple[str, np.ndarray], ...] = ()
     if header:
-        from digitise.vision.header import NUMBER_FIELDS, number_fields, ocr_fields, text_field_images
-
-        moved = header_homographies(fit, boards, template)
-        fields.update(number_fields(image, fit.homography, template, reader,
-                                    NUMBER_FIELDS if match_fields else ("page",), per_field=moved))
-        pending = tuple(text_field_images(image, fit.homography, template, per_field=moved)) if match_fields else ()
+        # Looked up on the module (``header`` here is the flag): a test may swap how the fields are cut and read.
+        moved = page_header.header_homographies(fit, boards, template)
+        fields.update(page_header.number_fields(image, fit.homography, template, reader,
+                                                page_header.NUMBER_FIELDS if match_fields else ("page",), per_field=moved))
+        pending = (tuple(page_header.text_field_images(image, fit.homography, template, per_field=moved))
+                   if match_fields else ())
         if not defer_text:
-            fields.update(ocr_fields(pending))
+            fields.update(page_header.ocr_fields(pending))
             pending = ()
     timings["header"] = tick() - t3
     page_reading = PageReading(page.source, page.number, readings, fields)

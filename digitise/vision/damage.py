@@ -81,7 +81,7 @@ def picture_damage(page: PageImage) -> str | None:
     Each picture is decoded again strictly, which costs about a third of
     rendering the page, so this is for a page that could not be read.
     """
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # heavy (~80 ms to import): loaded only for a PDF
 
     if page.damage is not None:
         return page.damage
@@ -106,7 +106,7 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
     the page); otherwise only a picture whose data lacks JPEG's end marker
     is (the usual damage: a file cut short), which costs under a millisecond a page.
     """
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # heavy (~80 ms to import): loaded only for a PDF
 
     for picture in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]):
         try:

@@ -10,17 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
 from digitise.errors import OutputError
 from digitise.fileio import write_atomic
+from digitise.vision.analyse import PageAnalysis
 from digitise.vision.images import PageImage
-
-if TYPE_CHECKING:
-    from digitise.vision.read import PageAnalysis
 
 #: Long side of the overlay image (px).
 OVERLAY_LONG_SIDE = 2200

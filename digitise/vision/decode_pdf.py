@@ -129,7 +129,7 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
 
 
 def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # heavy (~80 ms to import): loaded only for a PDF
 
     try:
         document = pdfium.PdfDocument(data)

@@ -45,7 +45,7 @@ def _open_tiff(source: Any) -> Any:
     Page images have :data:`MAX_PAGE_PIXELS`, checked on every frame before
     it is decoded (:func:`_tiff_pages`).
     """
-    from PIL import Image, TiffImagePlugin
+    from PIL import Image, TiffImagePlugin  # heavy (~65 ms to import): loaded only for a TIFF
 
     # Pillow checks each frame's size again as it decodes it, against its module-wide limit: raised to
     # ours (never lowered), it only ever fires on a frame we have refused already.
@@ -117,7 +117,7 @@ def _tiff_frame_count(data: bytes) -> int | None:
     Pillow finds a frame's successor only by setting the frame up: one frame
     whose pixels it cannot read would otherwise end the file there.
     """
-    import tifffile
+    import tifffile  # heavy (~70 ms to import): loaded only for a TIFF
 
     try:
         with tifffile.TiffFile(io.BytesIO(data)) as tiff:
@@ -134,7 +134,7 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
     Raises ``ValueError`` saying what is not read (a compression needing the
     imagecodecs package, a colour model, a layout).
     """
-    import tifffile
+    import tifffile  # heavy (~70 ms to import): loaded only for a TIFF
 
     with tifffile.TiffFile(io.BytesIO(data)) as tiff:
         page: Any = tiff.pages[index]  # a TiffPage: frames (TiffFrame) only when asked for
@@ -174,7 +174,7 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
 
 def _tiff_name(value: int, enum: str = "COMPRESSION") -> str:
     """The name TIFF gives a tag's value ("JPEG2000" for compression 34712), or the number."""
-    import tifffile
+    import tifffile  # heavy (~70 ms to import): loaded only for a TIFF
 
     try:
         return str(getattr(tifffile, enum)(value).name)
@@ -244,7 +244,7 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
 
 def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage | PageError]:
     """The page of a TIFF frame Pillow opened, or the PageError saying why it cannot be decoded."""
-    from PIL import Image
+    from PIL import Image  # heavy (~30 ms to import): loaded only for a TIFF
 
     page = f"page {number}"
     said: list[str] = []

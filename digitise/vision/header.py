@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from digitise.notation.template import Rect, Template, board_rect
+from digitise.vision.cell_types import CellKind
 from digitise.vision.grid import BoardFit, board_lines
 from digitise.vision.images import darkest_channel
 from digitise.vision.ink import CELL_MARGIN_MM, CELL_PX_PER_MM, extract_ink, ink_amount
@@ -94,8 +95,6 @@ def number_fields(image: np.ndarray, homography: np.ndarray, template: Template,
         if ink_amount(ink) >= FIELD_INK_MM2:
             jobs.append((name, ink))
     if jobs:
-        from digitise.vision.cells import CellKind
-
         results = reader.analyse_many([(ink, CellKind.HEADER_NUMBER) for _, ink in jobs])
         for (name, _), result in zip(jobs, results, strict=True):
             candidates = [c for c in result.candidates if c.digits]
@@ -311,7 +310,7 @@ def _engine(psm: int) -> Any | None:
     process's life (each holds the loaded model).
     """
     try:
-        import tesserocr
+        import tesserocr  # optional: without it the tesseract program is run
     except ImportError:
         return None
     folder = _tessdata()
@@ -326,7 +325,7 @@ def _engine(psm: int) -> Any | None:
 
 def _engine_words(engine: Any, image: np.ndarray) -> dict[str, Any] | None:
     """The in-process engine's word table for a grey ``image``, shaped as pytesseract's; None when it fails."""
-    import tesserocr
+    import tesserocr  # optional: installed, as _engine made the engine with it
 
     grey = np.ascontiguousarray(image, np.uint8)
     height, width = grey.shape
@@ -362,7 +361,7 @@ def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
             log.debug("tesseract failed on the header: %s", exc)
             return None
     try:
-        import pytesseract
+        import pytesseract  # optional here: without it the text fields come back empty, as without tesseract
     except ImportError:
         return _missing()
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
@@ -65,8 +66,6 @@ def keep_freed_memory() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # pragma: no cover - not glibc (musl has no mallopt)
         return

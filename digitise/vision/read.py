@@ -35,12 +35,14 @@ from digitise.errors import DigitiseError, InputError, PageError
 from digitise.fileio import check_outputs
 from digitise.notation.readings import PageReading, Readings
 from digitise.notation.template import Template, load_template, template_names
+from digitise.vision import header as page_header
 from digitise.vision.analyse import CellAnalyser, PageAnalysis, SeenCell, analyse_page, cell_kind, read_page
-from digitise.vision.cells import WholeCell
+from digitise.vision.cells import WholeCell, check_models
 from digitise.vision.cut import cell_ink, cut_cell, sides_crossed
+from digitise.vision.debug import overlay_names, overlay_path, write_overlay
 from digitise.vision.grid import cell_slot
 from digitise.vision.header import header_homographies
-from digitise.vision.images import iter_pages, keep_freed_memory, picture_damage
+from digitise.vision.images import iter_pages, keep_freed_memory, page_count, picture_damage
 from digitise.vision.locate import MIRRORED, SHOW_THROUGH, WORK_LONG_SIDE, locate
 
 log = logging.getLogger(__name__)
@@ -95,9 +97,6 @@ def _overlay_names(paths: Sequence[str | Path], debug_dir: str | Path | None, ov
     """The overlays' names per input, their targets checked before any page is read (none exists unforced)."""
     if debug_dir is None:
         return []
-    from digitise.vision.debug import overlay_names, overlay_path
-    from digitise.vision.images import page_count
-
     names = overlay_names(paths)
     folder = Path(debug_dir)
     check_outputs([overlay_path(folder, name, n) for p, name in zip(paths, names, strict=True)
@@ -145,8 +144,6 @@ def read_pages(
     """
     templates = resolve_templates(template)
     if reader is None:
-        from digitise.vision.cells import check_models
-
         check_models()  # a broken install is one error before the first page, not one per page
     keep_freed_memory()
     pages: list[PageReading] = []
@@ -195,17 +192,14 @@ def read_pages(
                                 for cell in analysis.cells if cell.whole is not None)
                     texts.append(analysis.pending_text)
                     if debug_dir is not None:
-                        from digitise.vision.debug import overlay_path, write_overlay
-
                         target = overlay_path(Path(debug_dir), overlays[k], item.number)
                         write_overlay(item, analysis, target, overwrite=overwrite)
                         drawn.append(target)
             except InputError as exc:
                 errors.append(_kept(exc))
         if any(texts):
-            from digitise.vision.header import ocr_pages
-
-            for k, text in enumerate(ocr_pages(texts)):
+            # Looked up on the module (``header`` here is the flag): a test may swap tesseract's run.
+            for k, text in enumerate(page_header.ocr_pages(texts)):
                 if text:
                     pages[k] = replace(pages[k], header={**pages[k].header, **text})
     except BaseException:
