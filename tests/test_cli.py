@@ -923,17 +923,18 @@ def test_corrections_of_boards_the_pages_do_not_have_are_refused(tmp_path: Path)
 
 def _disk_full_for(monkeypatch: pytest.MonkeyPatch, full: Callable[[Path], bool]) -> None:
     """The pipeline's atomic writes fail as on a full disk for the outputs ``full`` picks."""
-    from digitise import pipeline
     from digitise.errors import OutputError
-
-    real_write = pipeline.write_atomic
+    from digitise.fileio import write_atomic as real_write
+    from digitise.pipeline import batch_run, convert
 
     def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
         if full(Path(path)):
             raise OutputError("cannot write: No space left on device", path)
         return real_write(path, content, overwrite=overwrite)
 
-    monkeypatch.setattr(pipeline, "write_atomic", full_disk)
+    # Each module that writes a batch's or a match's files holds its own name for it.
+    for module in (convert, batch_run):
+        monkeypatch.setattr(module, "write_atomic", full_disk)
 
 
 def test_a_report_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -183,12 +183,12 @@ def test_a_match_that_kills_every_worker_it_meets_fails_alone(tmp_path: Path, sc
 
 def _slow_pages(job: Job, options: ScanOptions) -> JobResult:
     """m1 reads a page every tenth of a second for a minute; the others at once."""
-    from digitise import pipeline
+    from digitise.pipeline import executors
 
     if job.name == "m1":
         for _ in range(600):
-            assert pipeline._page_read is not None
-            pipeline._page_read(job.name)
+            assert executors._page_read is not None
+            executors._page_read(job.name)
             time.sleep(0.1)
     return _fake_runner(job, options)
 

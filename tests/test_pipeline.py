@@ -338,18 +338,18 @@ def test_batch_progress_reports_every_job(tmp_path: Path) -> None:
 def test_scanning_collects_the_youngest_generation_less_often() -> None:
     import gc
 
-    from digitise import pipeline
+    from digitise.pipeline import convert
 
     old = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        pipeline._fewer_collections()
-        assert gc.get_threshold() == (pipeline.GC_YOUNG_THRESHOLD, 10, 10)
+        convert._fewer_collections()
+        assert gc.get_threshold() == (convert.GC_YOUNG_THRESHOLD, 10, 10)
         gc.set_threshold(50_000, 10, 10)  # never lowered
-        pipeline._fewer_collections()
+        convert._fewer_collections()
         assert gc.get_threshold()[0] == 50_000
         gc.set_threshold(0, 10, 10)  # collection switched off stays off
-        pipeline._fewer_collections()
+        convert._fewer_collections()
         assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*old)
@@ -420,8 +420,6 @@ def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path:
     """Path.rglob skips an unreadable folder without a word; the match would lose its pages."""
     import os
 
-    from digitise import pipeline
-
     scans = _tree(tmp_path)
     (scans / "m1" / "later").mkdir()
     walk = os.walk
@@ -432,7 +430,7 @@ def test_a_sub_folder_that_cannot_be_read_fails_its_match_not_silently(tmp_path:
                 onerror(PermissionError(13, "Permission denied", root))  # type: ignore[operator]
             yield root, dirs, files
 
-    monkeypatch.setattr(pipeline.os, "walk", walk_denied)
+    monkeypatch.setattr(os, "walk", walk_denied)  # the os module find_jobs walks with
     jobs, failed, _ = find_jobs(scans, tmp_path / "out")
     m1 = next(r for r in failed if r.name == "m1")
     assert "later: cannot open the folder: Permission denied" in m1.reason
@@ -507,11 +505,11 @@ def test_order_by_header_keeps_the_given_order_when_the_numbers_repeat_or_skip(n
 
 def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:
     """Tells the batch of each page as the real scan does (through the worker's channel), then writes."""
-    from digitise import pipeline
+    from digitise.pipeline import executors
 
     for _ in range(job.page_count):
-        assert pipeline._page_read is not None
-        pipeline._page_read(job.name)
+        assert executors._page_read is not None
+        executors._page_read(job.name)
     return _fake_runner(job, options)
 
 
@@ -759,7 +757,7 @@ def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
     """Writing no game from the start can follow (the wrong pages): said, and no .mat GNU Backgammon refuses."""
     from types import SimpleNamespace
 
-    from digitise.pipeline import _some_turn_found
+    from digitise.pipeline.convert import _some_turn_found
     from digitise.solve import NO_GAME
 
     none_found = SimpleNamespace(report={"summary": {"turns": 0}, "notes": ["names", NO_GAME.format(boards=7)]})
@@ -892,6 +890,7 @@ def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: P
     import os
 
     from digitise import pipeline
+    from digitise.pipeline import executors
     from digitise.vision import page_memory
 
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -909,7 +908,7 @@ def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: P
         seen.append(page_memory._page_memory)
         raise InputError("not a note")
 
-    monkeypatch.setattr(pipeline, "scan", scan_seeing)
+    monkeypatch.setattr(executors, "scan", scan_seeing)  # run_job's own name for it
     job = Job("m1", (tmp_path / "p.png",), out / "m1.mat", out / "m1.report.json", 1)
     pipeline.run_job(job, ScanOptions(page_memory=(out / "x.lock", 8 * pipeline.PAGE_MEMORY_UNIT)))
     assert isinstance(seen[0], pipeline.PageBudget) and seen[0].units == 8
