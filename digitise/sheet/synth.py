@@ -258,7 +258,7 @@ def _write_board(
             # Unplayed dice: one line in the long strip, at the writer's usual digit size (as in a
             # point square), at most what the strip's height holds; the X then goes over them.
             digit_h = min(point_h * style.size, rect.h * CENTRE_MAX_HEIGHT)
-            box = write_digits(ink, bank, digits, _centre_spot(rect, digit_h, len(digits), rng), style, rng,
+            box = write_digits(ink, bank, digits, centre_spot(rect, digit_h, len(digits), rng), style, rng,
                                lut=lut, warp=warp, one_line=True, digit_h=digit_h)
             if marks.crossed:
                 draw_cross(ink, box, style, rng, px_per_mm=scale, warp=warp)
@@ -267,7 +267,7 @@ def _write_board(
     if marks.crossed and "centre" not in marks.cells:
         # A cross with nothing under it (not produced by the encoder, but drawable).
         centre = cells["centre"].scaled(scale)
-        spot = _centre_spot(centre, min(point_h * style.size, centre.h * CENTRE_MAX_HEIGHT), 2, rng)
+        spot = centre_spot(centre, min(point_h * style.size, centre.h * CENTRE_MAX_HEIGHT), 2, rng)
         draw_cross(ink, (spot.x, spot.y, spot.right, spot.bottom), style, rng, px_per_mm=scale, warp=warp)
     if marks.arrow:
         draw_arrow(ink, cells["centre"].scaled(scale), style, rng, px_per_mm=scale, warp=warp)
@@ -280,7 +280,7 @@ def _write_board(
         write_words(ink, text, Rect(left, rect.y, width, rect.h), style, rng, px_per_mm=scale, warp=warp)
 
 
-def _centre_spot(centre: Rect, digit_h: float, count: int, rng: np.random.Generator) -> Rect:
+def centre_spot(centre: Rect, digit_h: float, count: int, rng: np.random.Generator) -> Rect:
     """Where in the long centre strip the recorder writes ``count`` digits ``digit_h`` px tall.
 
     Wide enough for the digits on one line at that height (a digit is at most

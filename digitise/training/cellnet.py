@@ -168,7 +168,7 @@ CENTRE_CHUNK = 500
 FIT_CHUNK = 140
 
 
-def _samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
+def training_samples(options: CellNetOptions) -> dict[str, dict[str, CellSamples]]:
     """{"fit" | "val": {"point" | "centre": samples}}, generated or read from the cache."""
     # Each kind of training match has its own seed range, ending where the next one begins.
     ranges = (("whole", options.matches, FIT_SEEDS, "centre-only matches'", FIT_CENTRE_SEEDS),
@@ -508,15 +508,15 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
 
             mixed = write_mixed_glyphs(Path(scratch) / "glyphs", load_digit_glyphs(options.glyphs, GlyphSubset.ALL),
                                        font_hand_glyphs(500, seed=FONT_HAND_SEED, faces="training"))
-            data = _samples(replace(options, glyphs=mixed))
+            data = training_samples(replace(options, glyphs=mixed))
         elif options.mnist:
-            data = _samples(replace(options, glyphs=mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
+            data = training_samples(replace(options, glyphs=mnist_training_glyphs(Path(scratch) / "glyphs", options.mnist,
                                                                           options.glyphs)))
         elif options.hands:
-            data = _samples(replace(options, glyphs=write_hand_glyphs(Path(scratch) / "glyphs", options.hands,
+            data = training_samples(replace(options, glyphs=write_hand_glyphs(Path(scratch) / "glyphs", options.hands,
                                                                       options.glyphs)))
         else:
-            data = _samples(options)
+            data = training_samples(options)
     figures: dict[str, Any] = {}
     for kind, shape in (("point", POINT_SHAPE), ("centre", CENTRE_SHAPE)):
         if kind not in targets:

@@ -31,7 +31,7 @@ CROSS_SURE = 0.97
 STROKE_PIECES = 6
 
 
-def _longest_run(occupied: np.ndarray) -> tuple[int, int, int]:
+def longest_run(occupied: np.ndarray) -> tuple[int, int, int]:
     """Row, end (exclusive) and length of the longest run of True (non-zero) along the rows of a grid."""
     # Runs found from where a row padded with empties changes (the X finder calls this ~70 times a
     # centre cell: a running maximum over the whole grid cost twice as much).
@@ -78,7 +78,7 @@ def _stroke_candidates(xs: np.ndarray, ys: np.ndarray, px_per_mm: float, sign: i
         # Ink within a few pixels across counts (the stroke wobbles), short gaps along are bridged.
         grid = cv2.dilate(dots, np.ones((2 * wobble + 1, 1), np.uint8))
         grid = cv2.morphologyEx(grid, cv2.MORPH_CLOSE, np.ones((1, gap + 1), np.uint8))
-        row, end, length = _longest_run(np.asarray(grid))
+        row, end, length = longest_run(np.asarray(grid))
         out.append((float(angle), row + r_min + 0.5, end - length + t_min, end + t_min))
     return out
 

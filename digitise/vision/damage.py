@@ -24,7 +24,7 @@ from digitise.vision.decode_jpeg import (
     _jpeg_problem,
 )
 from digitise.vision.decode_png import _LENGTH_TYPE, _png_pixel_bits
-from digitise.vision.page_image import PageImage, _to_uint8, _too_large
+from digitise.vision.page_image import PageImage, _too_large, to_uint8
 from digitise.vision.sniff import sniff_file
 
 _NATIVE_STDERR = threading.Lock()
@@ -181,7 +181,7 @@ def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
         image = cv2.imdecode(np.frombuffer(sound, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
         return None
-    image = _to_uint8(image)
+    image = to_uint8(image)
     if rows < height:
         paper = np.full((height - rows, *image.shape[1:]), 255, np.uint8)
         image = np.concatenate([image, paper])

@@ -10,8 +10,8 @@ import numpy as np
 from digitise.errors import InputError
 from digitise.vision.damage import _damage, _decode_failure, _native_messages, _truncated_png
 from digitise.vision.decode_jpeg import _DAMAGED, _decode_jpeg, _jpeg_orientation, _jpeg_size, _jpeg_unread
-from digitise.vision.decode_png import _DamagedPng, _decode_png_fast, _png_chunks, _png_pixel_bytes
-from digitise.vision.page_image import _to_uint8, _too_large, orient
+from digitise.vision.decode_png import _DamagedPng, _png_chunks, _png_pixel_bytes, decode_png_fast
+from digitise.vision.page_image import _too_large, orient, to_uint8
 
 
 def _declared_size(data: bytes, kind: str) -> tuple[int, int] | None:
@@ -46,7 +46,7 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
         orientation = _jpeg_orientation(data)
         decoded = _decode_jpeg(data)
         if decoded is not None:
-            return orient(_to_uint8(decoded[0]), orientation), decoded[1]
+            return orient(to_uint8(decoded[0]), orientation), decoded[1]
         unread = _jpeg_unread(data)
     if kind != "png":
         with _native_messages() as said:
@@ -56,15 +56,15 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
                 raise InputError(f"{unread}, which digitise does not read: save the page as an ordinary JPEG or PNG",
                                  path)
             raise InputError(_decode_failure(said), path)
-        image = _to_uint8(image)
+        image = to_uint8(image)
         if kind == "jpeg":
             image = orient(image, orientation)
         return image, _damage(kind.upper(), said) if said else None
     # Damage is said here, not by libpng: it would print its own "libpng error" line beside our one-line error.
     try:
-        fast = _decode_png_fast(data)
+        fast = decode_png_fast(data)
         if fast is not None:
-            return _to_uint8(fast), None
+            return to_uint8(fast), None
         walked = _png_chunks(data)
     except _DamagedPng as exc:
         raise InputError(f"{_DAMAGED[:-1]}: the {exc} chunk fails its CRC check)", path) from exc
@@ -87,7 +87,7 @@ def _decode_single(data: bytes, path: Path, kind: str) -> tuple[np.ndarray, str 
         raise InputError(_decode_failure(said), path)
     # What libpng still says of a file it decodes (a short colour profile, "iCCP: known incorrect sRGB
     # profile") is not damage to the page.
-    return _to_uint8(image), None
+    return to_uint8(image), None
 
 
 #: What a PNG cut short is said to have (the JPEG's words, :func:`_jpeg_problem`).

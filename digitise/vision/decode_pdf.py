@@ -12,7 +12,7 @@ from digitise.errors import InputError, PageError
 from digitise.vision.damage import _pdf_picture_damage
 from digitise.vision.decode import _declared_size, _size_refused
 from digitise.vision.decode_jpeg import _PDF_PICTURE, _decode_jpeg
-from digitise.vision.page_image import PageImage, _as_page, _to_uint8
+from digitise.vision.page_image import PageImage, _as_page, to_uint8
 from digitise.vision.page_memory import _held
 
 #: Resolution PDFs are rasterised at, unless that would make a huge image.
@@ -125,7 +125,7 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
             image, damage = decoded
             notes = [said] if index == 0 else []
             notes += [damage] if damage is not None else []
-            yield _as_page(_to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
+            yield _as_page(to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
 
 
 def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
@@ -161,6 +161,6 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
             except pdfium.PdfiumError as exc:
                 yield PageError(f"cannot render this page: {exc}", path, f"page {number}")
                 continue
-            yield _as_page(_to_uint8(array), path, number, scale * 72.0, damage=damage)
+            yield _as_page(to_uint8(array), path, number, scale * 72.0, damage=damage)
     finally:
         document.close()

@@ -116,7 +116,7 @@ def _sound_chunks(data: bytes) -> list[memoryview] | None:
 _PEEK_ROWS = 16
 
 
-def _decode_png_none_up(idat: list[memoryview], width: int, height: int, channels: int) -> np.ndarray | None:
+def decode_png_none_up(idat: list[memoryview], width: int, height: int, channels: int) -> np.ndarray | None:
     """The pixels (BGR or grey) of a PNG whose rows are all filtered None or Up, or None for any other.
 
     ISA-L inflates a noisy 300-dpi page in ~45 ms against ~95 for Wuffs'
@@ -157,7 +157,7 @@ def _decode_png_none_up(idat: list[memoryview], width: int, height: int, channel
     return image
 
 
-def _decode_png_fast(data: bytes) -> np.ndarray | None:
+def decode_png_fast(data: bytes) -> np.ndarray | None:
     """An 8-bit grey or colour PNG decoded without OpenCV, or None to leave the file to OpenCV.
 
     A 300-dpi colour scan is 10-15 MB of deflate: OpenCV's libpng (zlib)
@@ -182,7 +182,7 @@ def _decode_png_fast(data: bytes) -> np.ndarray | None:
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     if width == 0 or height == 0:
         return None
-    quick = _decode_png_none_up(idat, width, height, 3 if data[25] == 2 else 1)
+    quick = decode_png_none_up(idat, width, height, 3 if data[25] == 2 else 1)
     if quick is not None:
         return quick
     decoder = _wuffs_decoder(pixel_format)

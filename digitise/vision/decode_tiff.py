@@ -21,9 +21,9 @@ from digitise.vision.page_image import (
     PageImage,
     _as_page,
     _pillow_pixel_bytes,
-    _to_uint8,
     _too_large,
     orient,
+    to_uint8,
 )
 from digitise.vision.page_memory import _held
 
@@ -167,7 +167,7 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
         colour = array[:, :, :3]
         if colour.dtype.kind == "f":
             colour = np.dstack([_deep_grey(np.ascontiguousarray(colour[:, :, c]), None, False) for c in range(3)])
-        return cv2.cvtColor(_to_uint8(np.ascontiguousarray(colour)), cv2.COLOR_RGB2BGR), dpi
+        return cv2.cvtColor(to_uint8(np.ascontiguousarray(colour)), cv2.COLOR_RGB2BGR), dpi
     raise ValueError(f"the TIFF's colour model ({_tiff_name(photometric, 'PHOTOMETRIC')}, "
                      f"{samples} samples a pixel) is not read by digitise")
 
@@ -225,7 +225,7 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                     yield PageError(why if why.startswith(("the TIFF", "image too large")) else
                                     f"cannot decode this page (truncated or damaged file): {why}", path, page)
                     continue
-                yield _as_page(_to_uint8(array), path, number, dpi)
+                yield _as_page(to_uint8(array), path, number, dpi)
                 continue
             width, height = frame.size
             pixel_bytes = _pillow_pixel_bytes(frame.mode, len(frame.getbands()))
@@ -266,6 +266,6 @@ def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage 
     if array.ndim == 3:
         array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
     errors = _libtiff_errors(said)
-    yield _as_page(orient(_to_uint8(array), _first(orientation) if orientation else 1), path, number,
+    yield _as_page(orient(to_uint8(array), _first(orientation) if orientation else 1), path, number,
                    float(dpi_info[0]) if dpi_info else None,
                    damage=_damage("TIFF", errors) if errors else None)

@@ -231,7 +231,7 @@ def _ocr_stack(images: Sequence[tuple[int, str, np.ndarray]]) -> dict[tuple[int,
         rows.append(np.full((gap, width), 255, np.uint8))
         y += gap
     sheet = np.vstack(rows)
-    data = _tesseract(sheet, "--psm 6")
+    data = tesseract_words(sheet, "--psm 6")
     if data is None:
         return {}
     if "warning" in data:
@@ -292,7 +292,7 @@ def _one_thread() -> Iterator[None]:
             os.environ.pop("OMP_THREAD_LIMIT", None)
 
 
-def _tessdata() -> str | None:
+def tessdata_folder() -> str | None:
     """The folder holding tesseract's English model, or None when there is none."""
     prefix = os.environ.get("TESSDATA_PREFIX")
     for folder in ([prefix] if prefix else []) + list(TESSDATA_DIRS):
@@ -302,7 +302,7 @@ def _tessdata() -> str | None:
 
 
 @functools.cache
-def _engine(psm: int) -> Any | None:
+def tesseract_engine(psm: int) -> Any | None:
     """tesseract in this process (a tesserocr API) for page segmentation mode ``psm``, or None.
 
     None when tesserocr is not installed or no English model is found: the
@@ -313,7 +313,7 @@ def _engine(psm: int) -> Any | None:
         import tesserocr  # optional: without it the tesseract program is run
     except ImportError:
         return None
-    folder = _tessdata()
+    folder = tessdata_folder()
     if folder is None:
         return None
     try:
@@ -325,7 +325,7 @@ def _engine(psm: int) -> Any | None:
 
 def _engine_words(engine: Any, image: np.ndarray) -> dict[str, Any] | None:
     """The in-process engine's word table for a grey ``image``, shaped as pytesseract's; None when it fails."""
-    import tesserocr  # optional: installed, as _engine made the engine with it
+    import tesserocr  # optional: installed, as tesseract_engine made the engine with it
 
     grey = np.ascontiguousarray(image, np.uint8)
     height, width = grey.shape
@@ -348,12 +348,12 @@ def _engine_words(engine: Any, image: np.ndarray) -> dict[str, Any] | None:
     return table
 
 
-def _tesseract(image: np.ndarray, config: str) -> dict[str, Any] | None:
+def tesseract_words(image: np.ndarray, config: str) -> dict[str, Any] | None:
     """tesseract's word table for ``image``; a warning entry when it is missing; None when it fails.
 
     ``config`` is a page segmentation mode as the program takes it, ``--psm N``.
     """
-    engine = _engine(int(config.removeprefix("--psm").strip()))
+    engine = tesseract_engine(int(config.removeprefix("--psm").strip()))
     if engine is not None:
         try:
             return _engine_words(engine, image)

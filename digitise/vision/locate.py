@@ -237,14 +237,14 @@ def locate(
         raise PageError(f"the note is too small to read ({scale:.1f} px per mm, about {scale * 25.4:.0f} dpi): "
                         f"scan it at 150 dpi or more", page.source, where)
     enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else MIN_BOARDS
-    boards, outside, missing = _refine_boards(small, chosen, per_board, fit.homography, factor)
+    boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor)
     smeared = 0.0
     if not outside and len(chosen.boards) - len(missing) < enough:
         # Lines too faint to find: on a picture smeared one way (camera shake) the lines across the
         # smear are spread thin, and a lower bar finds them; a picture smeared further is refused.
         smeared = smear_mm(boards)
         if SMEARED_MM <= smeared <= SMEAR_READABLE_MM:
-            boards, outside, missing = _refine_boards(small, chosen, per_board, fit.homography, factor,
+            boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor,
                                                       bar=SMEARED_LINE_BAR)
     if outside:
         raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
@@ -260,7 +260,7 @@ def locate(
     return full_fit, tuple(boards), small, factor, chosen
 
 
-def _refine_boards(small: np.ndarray, template: Template, per_board: dict[int, np.ndarray], homography: np.ndarray,
+def refine_boards(small: np.ndarray, template: Template, per_board: dict[int, np.ndarray], homography: np.ndarray,
                    factor: float, bar: float | None = None) -> tuple[list[BoardFit], list[int], list[int]]:
     """Every board's lines measured: the fits (full-image px), the boards outside the image, those not found."""
     boards: list[BoardFit] = []

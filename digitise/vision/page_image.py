@@ -179,7 +179,7 @@ def level_faint(image: np.ndarray) -> tuple[np.ndarray, float] | None:
     return levelled, round(darkness, 4)
 
 
-def _to_uint8(image: np.ndarray) -> np.ndarray:
+def to_uint8(image: np.ndarray) -> np.ndarray:
     """8-bit grey or BGR from whatever depth and channels the decoder gave."""
     if image.dtype == np.uint16:
         if image.flags.writeable:

@@ -330,7 +330,7 @@ def test_centre_dice_are_one_line_at_the_writers_size(a4: Template, glyph_bank: 
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Unplayed dice go in the long centre strip on one line, as tall as in a point square (the X goes over them)."""
     from digitise.sheet import handwriting
-    from digitise.sheet.synth import CENTRE_MAX_HEIGHT, _centre_spot
+    from digitise.sheet.synth import CENTRE_MAX_HEIGHT, centre_spot
 
     drawn: list[tuple[float, float]] = []
     original = handwriting.draw_glyph
@@ -351,7 +351,7 @@ def test_centre_dice_are_one_line_at_the_writers_size(a4: Template, glyph_bank: 
         digit_h = min(point_h * style.size, centre.h * CENTRE_MAX_HEIGHT)
         for digits in ((6, 5), (1, 1, 1, 1), (3, 3, 3)):
             drawn.clear()
-            handwriting.write_digits(ink, glyph_bank, digits, _centre_spot(centre, digit_h, len(digits), rng), style,
+            handwriting.write_digits(ink, glyph_bank, digits, centre_spot(centre, digit_h, len(digits), rng), style,
                                      rng, lut=handwriting.weight_lut(style.weight, style.opacity), one_line=True,
                                      digit_h=digit_h)
             baselines = [y for y, _ in drawn]

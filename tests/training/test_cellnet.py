@@ -87,7 +87,7 @@ def test_a_tiny_training_run_exports_models_the_reader_loads(tmp_path: Path) -> 
 
 
 def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(tmp_path: Path) -> None:
-    from digitise.training.cellnet import _samples as cached_samples
+    from digitise.training.cellnet import training_samples as cached_samples
 
     sizes = {"fit_normal": 5, "fit_centre": 7, "fit_centre1500-1600": 3, "val_normal": 4, "val_centre": 6}
     for k, (part, n) in enumerate(sizes.items()):
@@ -107,7 +107,7 @@ def test_centre_matches_beyond_the_first_chunk_come_from_their_own_cache_files(t
 def test_cells_written_with_another_hand_are_cached_apart(tmp_path: Path, hand: str, options: dict[str, Any]) -> None:
     """Cells of pages written with the font hand or MNIST's other digits too are other cells: never read as (nor
     over) plain ones."""
-    from digitise.training.cellnet import _samples as cached_samples
+    from digitise.training.cellnet import training_samples as cached_samples
 
     for k, part in enumerate(("fit_normal", "fit_centre", "val_normal", "val_centre")):
         for kind, shape in (("point", (4, 4)), ("centre", (4, 8))):
@@ -170,21 +170,21 @@ def test_cached_cells_are_only_reused_for_the_seeds_they_hold(tmp_path: Path, mo
 
     monkeypatch.setattr(cellnet, "generate", fake_generate)
     small = CellNetOptions(tmp_path / "out", matches=140, centre_matches=10, val_matches=(2, 3), cache=tmp_path)
-    first = cellnet._samples(small)
+    first = cellnet.training_samples(small)
     assert sorted(asked) == [(0, 140, None), (1000, 1010, "centre"), (8000, 8002, None), (8100, 8103, "centre")]
     asked.clear()
-    more = cellnet._samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, val_matches=(2, 3),
+    more = cellnet.training_samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, val_matches=(2, 3),
                                            cache=tmp_path))
     assert asked == [(140, 200, None)]  # only the new whole matches
     assert len(more["fit"]["point"]) == len(first["fit"]["point"]) + 60
     asked.clear()
     # Many-digit matches have seeds of their own and go to the point model only.
-    multi = cellnet._samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, multi_matches=4,
+    multi = cellnet.training_samples(CellNetOptions(tmp_path / "out", matches=200, centre_matches=10, multi_matches=4,
                                             val_matches=(2, 3), cache=tmp_path))
     assert asked == [(5000, 5004, "multi")]
     assert len(multi["fit"]["point"]) == len(more["fit"]["point"]) + 4
     assert len(multi["fit"]["centre"]) == len(more["fit"]["centre"])
     with pytest.raises(InputError):
-        cellnet._samples(CellNetOptions(tmp_path / "out", matches=1001, cache=tmp_path))
+        cellnet.training_samples(CellNetOptions(tmp_path / "out", matches=1001, cache=tmp_path))
     with pytest.raises(InputError, match="many-digit"):
-        cellnet._samples(CellNetOptions(tmp_path / "out", multi_matches=3001, cache=tmp_path))
+        cellnet.training_samples(CellNetOptions(tmp_path / "out", multi_matches=3001, cache=tmp_path))

@@ -23,7 +23,7 @@ from digitise.vision.cells import (
     segment_cell,
 )
 from digitise.vision.classifier import CLASSES, GLYPH_SIZE
-from digitise.vision.cross import _longest_run
+from digitise.vision.cross import longest_run
 
 POINT_SHAPE = (140, 120)  # (11 + 3) mm x (9 + 3) mm at 10 px/mm
 MARGIN = 15
@@ -369,7 +369,7 @@ def test_longest_run_is_the_first_longest_run_and_the_middle_of_its_thick_stroke
         height: int, width: int, density: float, seed: int) -> None:
     grid = (np.random.default_rng(seed).random((height, width)) < density).astype(np.uint8)
     if grid.any():
-        assert _longest_run(grid) == _longest_run_by_rows(grid)
+        assert longest_run(grid) == _longest_run_by_rows(grid)
 
 
 def test_an_obscured_cell_keeps_a_tenth_of_its_reading_and_no_letters() -> None:

@@ -185,12 +185,12 @@ def test_faint_lines_beside_heavy_ink_are_found(a4: Template) -> None:
 def test_a_board_whose_own_outline_misled_is_measured_where_the_page_puts_it(a4: Template) -> None:
     """A board's outline found misshapen (something printed joined to it) gives it a fit 6 mm off, where its lines
     are not found: they are then looked for where the page fit puts them, and found."""
-    from digitise.vision.locate import _refine_boards
+    from digitise.vision.locate import refine_boards
 
     sheet = make_sheet(a4, written=WRITTEN, angle=2.0, markers=False)
     page = sheet.mm_to_px
     off = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 6.0 * TEST_DPI / 25.4], [0.0, 0.0, 1.0]]) @ page
-    boards, outside, missing = _refine_boards(sheet.image, a4, {2: off}, page, 1.0)
+    boards, outside, missing = refine_boards(sheet.image, a4, {2: off}, page, 1.0)
     assert outside == [] and missing == []
     fit = next(b for b in boards if b.index == 2)
     assert fit.found > 0.9

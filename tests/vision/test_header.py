@@ -41,13 +41,13 @@ def _write_field(image: np.ndarray, template: Template, name: str, text: str) ->
 def _spy_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """Record the size of every image given to tesseract."""
     runs: list[tuple[int, int]] = []
-    real = header._tesseract
+    real = header.tesseract_words
 
     def spy(image: np.ndarray, config: str) -> Any:
         runs.append(image.shape[:2])
         return real(image, config)
 
-    monkeypatch.setattr(header, "_tesseract", spy)
+    monkeypatch.setattr(header, "tesseract_words", spy)
     return runs
 
 
@@ -74,7 +74,7 @@ def test_one_page_reads_as_in_a_batch() -> None:
 
 def test_very_many_fields_take_a_few_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[int] = []
-    monkeypatch.setattr(header, "_tesseract", lambda image, config: runs.append(image.shape[0]) or None)
+    monkeypatch.setattr(header, "tesseract_words", lambda image, config: runs.append(image.shape[0]) or None)
     pages = [[("event", _field("X"))] for _ in range(header.MAX_FIELDS_PER_RUN + 3)]
     assert ocr_pages(pages) == [{} for _ in pages]
     assert len(runs) == 2
@@ -83,7 +83,7 @@ def test_very_many_fields_take_a_few_runs(monkeypatch: pytest.MonkeyPatch) -> No
 @pytest.fixture
 def program_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """tesseract as the program (pytesseract), as on a machine without tesserocr."""
-    monkeypatch.setattr(header, "_engine", lambda psm: None)
+    monkeypatch.setattr(header, "tesseract_engine", lambda psm: None)
 
 
 def test_missing_tesseract_warns_on_every_page(monkeypatch: pytest.MonkeyPatch, program_only: None) -> None:
@@ -114,7 +114,7 @@ def test_tesseract_runs_with_one_thread_and_the_environment_is_restored(monkeypa
     assert seen[-1] == "2" and os.environ["OMP_THREAD_LIMIT"] == "2"
 
 
-needs_tesserocr = pytest.mark.skipif(header._tessdata() is None, reason="tesseract's English model is not installed")
+needs_tesserocr = pytest.mark.skipif(header.tessdata_folder() is None, reason="tesseract's English model is not installed")
 
 
 @needs_tesserocr
@@ -128,12 +128,12 @@ def test_the_library_loads_the_model_once_per_process(monkeypatch: pytest.Monkey
         return real(*args, **kwargs)
 
     monkeypatch.setattr(tesserocr, "PyTessBaseAPI", counting)
-    header._engine.cache_clear()
+    header.tesseract_engine.cache_clear()
     try:
         first = ocr_pages([[("event", _field("OPEN"))]])
         second = ocr_pages([[("round", _field("FINAL"))], [("date", _field("MAY"))]])
     finally:
-        header._engine.cache_clear()
+        header.tesseract_engine.cache_clear()
     assert started == [6]
     assert first[0]["event"]["value"] == "OPEN"
     assert second[0]["round"]["value"] == "FINAL" and second[1]["date"]["value"] == "MAY"
@@ -145,7 +145,7 @@ def test_the_library_and_the_program_read_the_same_words(monkeypatch: pytest.Mon
     pytest.importorskip("tesserocr")
     pages = [[("event", _field("OPEN")), ("player_top", _field("KATO"))], [("player_bottom", _field("ANN LEE"))]]
     library = ocr_pages(pages)
-    monkeypatch.setattr(header, "_engine", lambda psm: None)
+    monkeypatch.setattr(header, "tesseract_engine", lambda psm: None)
     program = ocr_pages(pages)
     assert [{k: v["value"] for k, v in p.items()} for p in library] == [{k: v["value"] for k, v in p.items()} for p in program]
     assert library[1]["player_bottom"]["value"] == "ANN LEE"
@@ -156,17 +156,17 @@ def test_a_failing_library_leaves_the_fields_unread(monkeypatch: pytest.MonkeyPa
         def SetImageBytes(self, *args: Any) -> None:
             raise RuntimeError("Failed to set image")
 
-    monkeypatch.setattr(header, "_engine", lambda psm: Broken())
+    monkeypatch.setattr(header, "tesseract_engine", lambda psm: Broken())
     assert ocr_fields([("event", _field("OPEN"))]) == {}
 
 
 def test_without_a_model_folder_the_program_is_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TESSDATA_PREFIX", str(tmp_path))
     monkeypatch.setattr(header, "TESSDATA_DIRS", ())
-    header._engine.cache_clear()
+    header.tesseract_engine.cache_clear()
     try:
-        assert header._tessdata() is None
-        assert header._engine(6) is None
+        assert header.tessdata_folder() is None
+        assert header.tesseract_engine(6) is None
         runs: list[str] = []
         pytesseract = pytest.importorskip("pytesseract")
         monkeypatch.setattr(pytesseract, "image_to_data", lambda image, config="", output_type=None: runs.append(config)
@@ -174,7 +174,7 @@ def test_without_a_model_folder_the_program_is_run(monkeypatch: pytest.MonkeyPat
         assert ocr_fields([("event", _field("OPEN"))]) == {"event": {"value": "OPEN", "confidence": 0.91}}
         assert runs == ["--psm 6"]
     finally:
-        header._engine.cache_clear()
+        header.tesseract_engine.cache_clear()
 
 
 def test_only_written_text_fields_are_cut(a4: Template) -> None:
@@ -260,7 +260,7 @@ def test_a_name_field_loses_a_stray_bar_and_a_date_keeps_its_slashes(monkeypatch
         return {"text": ["Alice", "|", "12", "/", "5"], "conf": [90, 40, 90, 60, 90],
                 "top": [first, first, second, second, second], "height": [40] * 5, "left": [10, 200, 10, 80, 120]}
 
-    monkeypatch.setattr(header, "_tesseract", fake)
+    monkeypatch.setattr(header, "tesseract_words", fake)
     out = ocr_fields([("player_bottom", field), ("date", field)])
     assert out["player_bottom"]["value"] == "Alice" and out["player_bottom"]["confidence"] == 0.9
     assert out["date"]["value"] == "12 / 5"

@@ -16,7 +16,7 @@ from PIL import Image, ImageOps
 
 from digitise.errors import DigitiseError, InputError, PageError
 from digitise.vision import decode_png, images, page_image, page_memory
-from digitise.vision.decode_png import _decode_png_fast
+from digitise.vision.decode_png import decode_png_fast
 from digitise.vision.images import (
     CUT_PDF,
     PNG_TRUNCATED,
@@ -28,7 +28,7 @@ from digitise.vision.images import (
     pdf_render_scale,
     picture_damage,
 )
-from digitise.vision.page_image import _to_uint8
+from digitise.vision.page_image import to_uint8
 
 
 def _page(value: int = 200, size: tuple[int, int] = (600, 450)) -> np.ndarray:
@@ -116,7 +116,7 @@ def test_a_cmyk_jpeg_decodes_as_opencv_decodes_it_and_reads_when_cut_short(tmp_p
     assert isinstance(page, PageImage) and page.damage is None
     # Paper stays light and the drawn frame dark: the colours were converted, not taken as BGR.
     assert page.grey[10, 10] > 150 and page.grey[50, 150] < 80
-    assert np.array_equal(page.image, _to_uint8(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)))
+    assert np.array_equal(page.image, to_uint8(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)))
     (tmp_path / "cut.jpg").write_bytes(data[: len(data) * 2 // 3])
     (cut,) = load_pages(tmp_path / "cut.jpg")
     assert isinstance(cut, PageImage) and cut.damage is not None and "truncated" in cut.damage
@@ -311,15 +311,15 @@ def test_fast_png_decoder_gives_opencvs_pixels(tmp_path: Path) -> None:
     for name, image in (("colour.png", colour), ("grey.png", grey)):
         ok, data = cv2.imencode(".png", image)
         assert ok
-        fast = _decode_png_fast(data.tobytes())
+        fast = decode_png_fast(data.tobytes())
         assert fast is not None and np.array_equal(fast, image)
         (page,) = load_pages(_write(tmp_path / name, data.tobytes()))
         assert isinstance(page, PageImage) and np.array_equal(page.image, image)
     # What the fast path leaves to OpenCV: 16 bits a sample, alpha.
     ok, deep = cv2.imencode(".png", colour.astype(np.uint16) * 257)
-    assert ok and _decode_png_fast(deep.tobytes()) is None
+    assert ok and decode_png_fast(deep.tobytes()) is None
     ok, alpha = cv2.imencode(".png", np.dstack([colour, grey]))
-    assert ok and _decode_png_fast(alpha.tobytes()) is None
+    assert ok and decode_png_fast(alpha.tobytes()) is None
 
 
 def _png(image: np.ndarray, filters: list[int]) -> bytes:
@@ -366,12 +366,12 @@ def test_png_filters_decode_to_the_same_pixels(filters: list[int], monkeypatch: 
     colour = rng.integers(0, 256, (150, 97, 3), dtype=np.uint8)
     grey = rng.integers(0, 256, (150, 97), dtype=np.uint8)
     quick = []
-    spy = decode_png._decode_png_none_up
-    monkeypatch.setattr(decode_png, "_decode_png_none_up", lambda *a: quick.append(r := spy(*a)) or r)
+    spy = decode_png.decode_png_none_up
+    monkeypatch.setattr(decode_png, "decode_png_none_up", lambda *a: quick.append(r := spy(*a)) or r)
     for image in (colour, grey):
         data = _png(image, filters)
         assert np.array_equal(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED), image)
-        fast = _decode_png_fast(data)
+        fast = decode_png_fast(data)
         assert fast is not None and np.array_equal(fast, image) and fast.flags.c_contiguous
     # ISA-L and numpy decode rows filtered None and Up; others go to Wuffs.
     if decode_png._isal is not None:
@@ -385,10 +385,10 @@ def test_png_quick_path_refuses_a_short_or_long_stream() -> None:
     assert idat is not None
     if decode_png._isal is None:
         pytest.skip("python-isal not installed")
-    assert decode_png._decode_png_none_up(idat, 30, 40, 3) is not None
-    assert decode_png._decode_png_none_up(idat, 30, 41, 3) is None
-    assert decode_png._decode_png_none_up(idat, 30, 39, 3) is None
-    assert decode_png._decode_png_none_up([idat[0][:-10]], 30, 40, 3) is None
+    assert decode_png.decode_png_none_up(idat, 30, 40, 3) is not None
+    assert decode_png.decode_png_none_up(idat, 30, 41, 3) is None
+    assert decode_png.decode_png_none_up(idat, 30, 39, 3) is None
+    assert decode_png.decode_png_none_up([idat[0][:-10]], 30, 40, 3) is None
 
 
 def test_damaged_png_is_an_error_not_a_damaged_picture(tmp_path: Path) -> None:
@@ -665,7 +665,7 @@ def test_transparency_is_composited_onto_white_a_slice_at_a_time(monkeypatch: py
     rgba = rng.integers(0, 256, (50, 40, 4), dtype=np.uint8)
     alpha = rgba[:, :, 3:4].astype(np.float32) / 255.0
     expected = (rgba[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
-    assert np.array_equal(page_image._to_uint8(rgba), expected)
+    assert np.array_equal(page_image.to_uint8(rgba), expected)
 
 
 def test_pillows_own_size_limit_neither_warns_nor_refuses_a_page_under_ours(

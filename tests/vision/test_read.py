@@ -171,7 +171,7 @@ def test_header_without_tesseract_warns_and_reads_the_rest(a4: Template, monkeyp
     homography = np.diag([s, s, 1.0])
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     # Neither the program nor the library (tesserocr) with tesseract's model.
-    monkeypatch.setattr(header, "_engine", lambda psm: None)
+    monkeypatch.setattr(header, "tesseract_engine", lambda psm: None)
     fields = read_header(image, homography, a4, None)
     assert fields["event"]["value"] == "" and fields["event"]["warning"] == TESSERACT_MISSING
     # Empty fields are simply absent.
