@@ -326,9 +326,7 @@ def test_a_name_gnubg_would_cut_is_refused_with_what_to_do() -> None:
 
 def test_a_long_name_is_cut_between_letters_as_gnubg_keeps_it() -> None:
     """GNU Backgammon keeps 31 bytes of a name; cut by it inside a letter, the file cannot be imported."""
-    from digitise.notation.mat import _score_line
-
-    line = _score_line(("a" * 30 + "é", "Bob"), Score())
+    line = line_of(replace(one_game(), players=("a" * 30 + "é", "Bob")), " a")
     assert line.startswith(" " + "a" * 30 + " : 0") and "é" not in line and line.endswith("Bob : 0")
 
 

@@ -246,8 +246,11 @@ def test_a_matchs_fields_are_read_from_its_first_written_headers_only(a4: Templa
     ("|", ""), ("-", ""), ("‘Bruno", "Bruno"), ("Alice’", "Alice"), ("|Kato|", "Kato"), ("Me:", "Me"),
     ("Jean-Luc", "Jean-Luc"), ("O'Neil", "O'Neil"), ("Jr.", "Jr."), ("(NL)", "(NL)"), ("1st", "1st"),
 ])
-def test_stray_marks_at_a_name_words_ends_are_dropped(word: str, kept: str) -> None:
-    assert header._name_word(word) == kept
+def test_stray_marks_at_a_name_words_ends_are_dropped(word: str, kept: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(header, "tesseract_words", lambda image, config: {
+        "text": [word], "conf": [80], "top": [24 + 10], "height": [40], "left": [10]})
+    out = ocr_fields([("player_top", _field("X"))])
+    assert out == ({"player_top": {"value": kept, "confidence": 0.8}} if kept else {})
 
 
 def test_a_name_field_loses_a_stray_bar_and_a_date_keeps_its_slashes(monkeypatch: pytest.MonkeyPatch) -> None:
