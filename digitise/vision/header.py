@@ -307,7 +307,8 @@ def tesseract_engine(psm: int) -> Any | None:
 
     None when tesserocr is not installed or no English model is found: the
     tesseract program is run instead. One per mode and process, kept for the
-    process's life (each holds the loaded model).
+    process's life (each holds the loaded model). Looked up on this module:
+    replaced by one giving None, the program is always run.
     """
     try:
         import tesserocr  # optional: without it the tesseract program is run
@@ -352,6 +353,8 @@ def tesseract_words(image: np.ndarray, config: str) -> dict[str, Any] | None:
     """tesseract's word table for ``image``; a warning entry when it is missing; None when it fails.
 
     ``config`` is a page segmentation mode as the program takes it, ``--psm N``.
+    Every header text is read through here, looked up on this module: another OCR
+    giving the same table (``text``, ``conf``, ``top``, ``height``, ``left``) can stand in.
     """
     engine = tesseract_engine(int(config.removeprefix("--psm").strip()))
     if engine is not None:
