@@ -46,7 +46,7 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
         raise first
     small, factor = reduced(darkest_channel(first.image), WORK_LONG_SIDE)
     try:
-        fit = fit_layout(small, name=name or output.stem)
+        fit = fit_layout(small, name=name or output.stem, full=first.image)
         way_up(fit)
     except LayoutError as exc:
         raise LayoutError(exc.reason, page, "page 1") from None

@@ -39,6 +39,7 @@ from digitise.errors import LayoutError
 from digitise.notation.marks import BOARDS_PER_PAGE, BOTTOM_ROW, TOP_ROW
 from digitise.notation.template import BoardGeometry, Rect, Template
 from digitise.vision.grid import board_lines, mirrored
+from digitise.vision.page_image import darkest_channel
 
 #: Largest turn of the page looked for (degrees either way).
 MAX_TURN_DEG = 7.0
@@ -51,6 +52,9 @@ LINE_COVER = 0.5
 OPEN_CENTRE = 0.35
 #: A page needs this many boards seen (the others are placed from the lattice).
 MIN_SEEN = 6
+#: Printed figures are judged on the full-resolution page up to this many px per point square's width (a figure
+#: then stands about 12 px tall; more costs time and tells no more).
+FIGURE_PITCH_PX = 70.0
 #: Style key of a fitted template: strokes beyond a board's outer lines are not its cells' (the print
 #: may write point numbers or labels there).
 CLOSED_EDGES = "closed_edges"
@@ -90,6 +94,8 @@ class LayoutFit:
     #: Its printed figures said which way up the page stands (else it is taken as it lies, if it may be: see
     #: :func:`way_up`).
     way_up_seen: bool = True
+    #: Point numbers are printed beside its squares (rows of them seen).
+    numbered: bool = True
 
 
 def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
@@ -334,15 +340,15 @@ def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
     return out
 
 
-def _number_bands(image: np.ndarray, boards: Sequence[FittedBoard], inner: tuple[float, float]
+def _number_bands(image: np.ndarray, boards: Sequence[FittedBoard], inner: tuple[float, float], inset: float = 0.08
                   ) -> Iterator[list[np.ndarray]]:
-    """Where point numbers are printed (above each board's top row, below its bottom row): each band as its
-    twelve columns' crops of ``image``, each column the part ``inner`` (fractions of a point's pitch) of its
-    point's width."""
+    """Where point numbers are printed (above each board's top row, below its bottom row, ``inset`` of a row's
+    height clear of it): each band as its twelve columns' crops of ``image``, each column the part ``inner``
+    (fractions of a point's pitch) of its point's width."""
     lo, hi = inner
     for b in boards:
         h = b.ys[1] - b.ys[0]
-        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - 0.08 * h), (b.ys[3] + 0.08 * h, b.ys[3] + 0.6 * h)):
+        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - inset * h), (b.ys[3] + inset * h, b.ys[3] + 0.6 * h)):
             columns = []
             for k in range(12):
                 x0, x1 = int(b.first + (k + lo) * b.pitch), int(b.first + (k + hi) * b.pitch)
@@ -360,14 +366,7 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     hold the wider print.
     """
     votes = bands = 0
-    for columns in _number_bands(binary, boards, (0.1, 0.9)):
-        widths = []
-        for band in columns:
-            # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
-            dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
-            widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
-        if sum(w > 0 for w in widths) < 10:
-            continue  # no row of numbers here
+    for widths in _number_widths(binary, boards):
         bands += 1
         # Two figures are about twice one's width; dots, or no print, are alike at both ends.
         left, right = sum(widths[:3]), sum(widths[9:])
@@ -378,6 +377,48 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     if bands < 4 or abs(votes) < bands / 2:
         return 0
     return -1 if votes < 0 else 1
+
+
+def _number_widths(binary: np.ndarray, boards: Sequence[FittedBoard]) -> Iterator[list[float]]:
+    """The widths (px) of the print in the twelve columns of each band of point numbers (a band where at least ten
+    columns hold print: a row of numbers)."""
+    for columns in _number_bands(binary, boards, (0.1, 0.9)):
+        widths = []
+        for band in columns:
+            # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
+            dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
+            widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
+        if sum(w > 0 for w in widths) >= 10:
+            yield widths
+
+
+def labels_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
+    """Which end of its centre strip the print puts its boards' numbers: -1 left (as digitise's own note and the
+    club prints, beside the result squares or the board), 1 right (a page upside down, or a mirrored print), 0 when
+    they do not say.
+
+    Between the rows, beyond each end of the centre strip, a note prints
+    nothing but the board's number (or a row label's neighbour: the other
+    column's board number lies beyond this one's right end). A board votes
+    for the end holding print as tall as a figure; told when the boards
+    voting for one end are most of them and at least twice the other's.
+    """
+    ends = [0, 0]
+    for b in boards:
+        xs, strip = b.xs, b.ys[2] - b.ys[1]
+        y0, y1 = int(b.ys[1] + 0.12 * strip), int(np.ceil(b.ys[2] - 0.12 * strip))
+        spans = ((b.left - 0.8 * b.pitch, xs[1] - 0.15 * b.pitch), (xs[13] + 0.15 * b.pitch, b.right + 0.8 * b.pitch))
+        for side, (x0, x1) in enumerate(spans):
+            zone = binary[max(y0, 0):max(y1, 0), max(int(x0), 0):max(int(np.ceil(x1)), 0)].astype(np.uint8)
+            if not zone.size:
+                continue
+            count, _, stats, _ = cv2.connectedComponentsWithStats(zone, connectivity=8)
+            tallest = max((int(stats[i, cv2.CC_STAT_HEIGHT]) for i in range(1, count)), default=0)
+            ends[side] += tallest >= max(3.0, 0.25 * strip)
+    left, right = ends
+    if max(left, right) < len(boards) / 2 + 1 or max(left, right) < 2 * min(left, right):
+        return 0
+    return -1 if left > right else 1
 
 
 def _print_in(band: np.ndarray) -> np.ndarray | None:
@@ -426,10 +467,24 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     not. The lone figure at the one-figure end of a band of numbers is the 1,
     and in 10 and 12 the 1 comes first, whichever side the print puts them;
     upside down it comes last. Each such number votes, whatever the font.
-    ``figures``: the upright page's print (:func:`_binary`) and its darkness, two channels.
+    ``figures``: the upright page's print and its darkness (:func:`_figures`).
     """
+    votes, tens_seen = _figure_votes(figures, boards)
+    return _verdict(votes, tens_seen)
+
+
+def _verdict(votes: int, tens_seen: int) -> int:
+    """Which way up the ten-numbers' net ``votes`` say (see :func:`figures_upright`), 0 when too few agree."""
+    # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
+    if abs(votes) < max(4.0, tens_seen / 2):
+        return 0
+    return 1 if votes > 0 else -1
+
+
+def _figure_votes(figures: np.ndarray, boards: Sequence[FittedBoard], inset: float = 0.08) -> tuple[int, int]:
+    """The ten-numbers' net votes for upright (see :func:`figures_upright`) and how many were seen."""
     votes = tens_seen = 0
-    for columns in _number_bands(figures, boards, (0.05, 0.95)):
+    for columns in _number_bands(figures, boards, (0.05, 0.95), inset):
         numbers = [_print_in(band) if band.size else None for band in columns]
         if any(n is None for n in numbers):
             continue  # no band of numbers here
@@ -448,10 +503,54 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
             first, second = _halves(number)
             lead = _alike(first, one) - _alike(second, one)
             votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
-    # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
-    if abs(votes) < max(4.0, tens_seen / 2):
-        return 0
-    return 1 if votes > 0 else -1
+    return votes, tens_seen
+
+
+def _figures(upright: np.ndarray) -> np.ndarray:
+    """An upright page's print (thresholded firmly: print, not paper grain) and its darkness above the paper's, the
+    two channels :func:`figures_upright` reads."""
+    printed = _binary(upright, contrast=15)
+    darkness = 1.0 - upright.astype(np.float32) / 255.0
+    return np.dstack([printed.astype(np.float32), darkness - float(np.median(darkness))]).clip(0.0, 1.0)
+
+
+def _full_figures(full: np.ndarray, work_shape: Sequence[int], fit: LayoutFit) -> list[tuple[np.ndarray, FittedBoard]]:
+    """Each board's surroundings cut upright from the full-resolution page ``full`` (of which the working copy of
+    ``work_shape`` is a reduction), as :func:`_figures`, with the board in the crop's px; empty when the full page
+    is no sharper than the working copy."""
+    factor = work_shape[1] / full.shape[1]
+    pitch = float(np.median([b.pitch for b in fit.boards]))
+    gain = min(1.0 / factor, FIGURE_PITCH_PX / pitch)
+    if gain <= 1.25:
+        return []
+    matrix, _ = _rotation(work_shape, fit.turn)
+    # Upright working px -> full-resolution px of the page as it lies.
+    to_full = np.diag([1.0 / factor, 1.0 / factor, 1.0]) @ np.linalg.inv(np.vstack([matrix, [0.0, 0.0, 1.0]]))
+    out = []
+    for b in fit.boards:
+        w, h = b.right - b.left, b.ys[1] - b.ys[0]
+        x0, y0 = b.left - 0.1 * w, b.ys[0] - 0.7 * h
+        size = (int(np.ceil(1.2 * w * gain)), int(np.ceil((b.ys[3] - b.ys[0] + 1.4 * h) * gain)))
+        crop_to_full = to_full @ np.array([[1.0 / gain, 0.0, x0], [0.0, 1.0 / gain, y0], [0.0, 0.0, 1.0]])
+        crop = cv2.warpAffine(full, crop_to_full[:2], size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                              borderMode=cv2.BORDER_REPLICATE)
+        out.append((_figures(darkest_channel(crop)), FittedBoard(
+            (b.left - x0) * gain, (b.right - x0) * gain, tuple((y - y0) * gain for y in b.ys),  # type: ignore[arg-type]
+            (b.first - x0) * gain, b.pitch * gain)))
+    return out
+
+
+def _upright(fit: LayoutFit, figures: np.ndarray, work_shape: Sequence[int], full: np.ndarray | None) -> int:
+    """:func:`figures_upright` for the fitted page, on the full-resolution page when it is sharper."""
+    crops = [] if full is None else _full_figures(full, work_shape, fit)
+    if not crops:
+        return figures_upright(figures, fit.boards)
+    votes = tens_seen = 0
+    for crop, board in crops:
+        # The full page's lines are placed from the working copy's, a pixel or two either way: closer to them.
+        more, seen = _figure_votes(crop, (board,), inset=0.04)
+        votes, tens_seen = votes + more, tens_seen + seen
+    return _verdict(votes, tens_seen)
 
 
 def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
@@ -475,12 +574,15 @@ def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int]
                     boards=tuple(geometries), style=MappingProxyType({CLOSED_EDGES: 1.0}))
 
 
-def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
+def fit_layout(grey: np.ndarray, *, name: str = "fitted", full: np.ndarray | None = None) -> LayoutFit:
     """The note on ``grey`` (uint8, a few px per mm) fitted from its own lines.
 
     The template's millimetres are the page's scaled so that a point square
     is as wide as on digitise's own note (:data:`OWN_CELL_W_MM`): the cells
     are then cut at the size the reader knows, whatever the print's size.
+    ``full``: the page at full resolution (grey or colour), of which ``grey``
+    is a reduction; its printed figures, a few px tall on ``grey``, are read
+    there to tell which way up the page stands.
     Raises :class:`LayoutError` with the reason when no grid of boards is
     seen (a blank page, a page of something else, a spreadsheet's grid).
     """
@@ -489,13 +591,28 @@ def fit_layout(grey: np.ndarray, *, name: str = "fitted") -> LayoutFit:
         raise LayoutError("blank page: no ruled lines on it")
     turn = page_turn(binary)
     fit, figures = _fit_turned(grey, turn, name)
-    way = figures_upright(figures, fit.boards)
+    if not fit.numbered:
+        return _by_labels(grey, fit, figures, name)
+    way = _upright(fit, figures, grey.shape, full)
     if way < 0:
         turned, figures = _fit_turned(grey, turn + 180.0, name)
-        if figures_upright(figures, turned.boards) <= 0:
+        if _upright(turned, figures, grey.shape, full) <= 0:
             return replace(fit, way_up_seen=False)  # the figures disagree with themselves: not told
         fit = turned
     return replace(fit, way_up_seen=way != 0)
+
+
+def _by_labels(grey: np.ndarray, fit: LayoutFit, figures: np.ndarray, name: str) -> LayoutFit:
+    """A print without point numbers turned as its boards' numbers say (see :func:`labels_side`): they stand at the
+    left of an upright page; ``fit`` not told which way up when they do not say."""
+    side = labels_side(figures[..., 0] > 0, fit.boards)
+    if side < 0:
+        return fit
+    if side > 0:
+        turned, figures = _fit_turned(grey, fit.turn + 180.0, name)
+        if labels_side(figures[..., 0] > 0, turned.boards) < 0:
+            return turned
+    return replace(fit, way_up_seen=False)
 
 
 def way_up(fit: LayoutFit) -> None:
@@ -503,11 +620,16 @@ def way_up(fit: LayoutFit) -> None:
 
     A page lying on its side may be either way up, and point numbers running
     the other way are a mirrored print or a page upside down: guessed, every
-    square would be read in another's place. A page as upright as a print
-    without numbers is read as it lies.
+    square would be read in another's place. A page whose print has neither
+    point numbers nor boards' numbers to say may be upside down either way.
+    A page as upright, whose point numbers run as an upright page's, is read
+    as it lies when their figures are too small to say.
     """
     if fit.way_up_seen:
         return
+    if not fit.numbered:
+        raise LayoutError("the print shows neither point numbers nor boards' numbers to say which way up the page "
+                          "stands: not read, as a page upside down would be read in the wrong squares")
     if abs(fit.turn) > 45.0:
         raise LayoutError("the page lies on its side and its print does not say which way up (no point numbers "
                           "clear enough beside the squares): turn it upright and scan it again")
@@ -546,14 +668,14 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
         raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
     boards = _lattice(found)
     scale = pitch / OWN_CELL_W_MM
-    printed = _binary(upright, contrast=15)
+    figures = _figures(upright)
+    printed = figures[..., 0] > 0
     flipped = numbers_side(printed, boards) > 0
-    darkness = 1.0 - upright.astype(np.float32) / 255.0
-    figures = np.dstack([printed.astype(np.float32), darkness - float(np.median(darkness))]).clip(0.0, 1.0)
+    numbered = sum(1 for _ in _number_widths(printed, boards)) >= 4
     template = _template(boards, scale, size, name, flipped)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
-    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped), figures
+    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped, numbered=numbered), figures
 
 
 def board_crossings(template: Template) -> np.ndarray:

@@ -119,8 +119,10 @@ def _mirrored(small: np.ndarray, templates: Sequence[Template], ids: Sequence[in
 
 
 def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, number: int,
-              washed_out: float | None = None) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
-    """The best-fitting template and its page fit on the working copy (markers first, then the grid).
+              washed_out: float | None = None, full: np.ndarray | None = None
+              ) -> tuple[Template, PageFit, dict[int, np.ndarray]] | None:
+    """The best-fitting template and its page fit on the working copy (markers first, then the grid; ``full``,
+    the page at full resolution, for a print's small figures).
 
     Raises :class:`PageError` for a mirror-image page, or for the back of a sheet when such a page
     was faint (``washed_out``: :data:`SHOW_THROUGH_BELOW`).
@@ -138,7 +140,7 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
         template, fit = min(marked, key=lambda tf: (tf[1].method != "markers", tf[1].residual_mm))
         return template, fit, {}
     try:
-        by_lines = _by_lines(small, templates)
+        by_lines = _by_lines(small, templates, full)
     except LayoutError as exc:
         raise LayoutError(exc.reason, source, f"page {number}") from None
     if by_lines is not None:
@@ -158,7 +160,8 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     return template, fit, per_board
 
 
-def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Template, np.ndarray] | None:
+def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray | None = None
+              ) -> tuple[Template, np.ndarray] | None:
     """The page's boards fitted from its own lines (:func:`~digitise.vision.layout.fit_layout`): the template
     and its homography (mm -> px of ``small``).
 
@@ -171,7 +174,7 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template]) -> tuple[Templat
     :func:`~digitise.vision.layout.way_up`).
     """
     try:
-        fitted = fit_layout(small)
+        fitted = fit_layout(small, full=full)
     except LayoutError:
         return None
     # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
@@ -228,7 +231,7 @@ def locate(
     reduced, factor = _reduce(page.image)
     small = darkest_channel(reduced)
     templates = [template] if isinstance(template, Template) else list(template)
-    fitted = _fit_page(small, templates, page.source, page.number, page.washed_out)
+    fitted = _fit_page(small, templates, page.source, page.number, page.washed_out, page.image)
     if fitted is None:
         raise _not_a_note(small, page.source, page.number)
     chosen, fit, per_board = fitted
