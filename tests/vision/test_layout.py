@@ -15,14 +15,14 @@ from digitise.cli import cli
 from digitise.errors import ExitCode, LayoutError, TemplateError
 from digitise.notation.encode import encode_match
 from digitise.notation.mat import read_mat_strict
-from digitise.notation.template import Template, load_template, mm_to_px_matrix, parse_template
+from digitise.notation.template import Rect, Template, load_template, mm_to_px_matrix, parse_template
 from digitise.pipeline import mirrored_print_note, turned_page_note
 from digitise.sheet.damage import Degrade
 from digitise.sheet.printing import render_template
 from digitise.sheet.prints import PRINTS, OtherPrint, mirrored
 from digitise.sheet.synth import SynthPage, render_page
 from digitise.vision.images import PageImage
-from digitise.vision.layout import fit_layout, reduced, way_up
+from digitise.vision.layout import fit_layout, reduced
 from digitise.vision.page import project
 from digitise.vision.read import WORK_LONG_SIDE, Readings, analyse_page
 from tests.vision.conftest import turn
@@ -115,15 +115,39 @@ def test_a_written_page_of_another_print_scanned_turned_is_read_turned_back(name
     assert bool(mirrored_print_note(Readings((reading,)))) == other.mirrored
 
 
-def test_a_turned_page_whose_print_cannot_say_which_way_up_is_refused_in_one_line() -> None:
+def test_a_page_whose_print_cannot_say_which_way_up_is_refused_in_one_line() -> None:
+    # No point numbers, and the boards' numbers printed off the page: the print is the same upside down.
     plain = replace(PRINTS["club-small"], numbers=())
-    image, _ = blank(plain)
-    small, _ = reduced(image, WORK_LONG_SIDE)
-    way_up(fit_layout(small))  # upright, it is read as it lies
-    on_its_side = np.ascontiguousarray(np.rot90(image))
-    with pytest.raises(LayoutError, match="page 1: the page lies on its side and its print does not say which way up") as err:
-        analyse_page(PageImage("side.png", 1, on_its_side), [load_template("a4")], header=False)
-    assert err.value.path == "side.png" and "\n" not in err.value.message
+    template = plain.template()
+    unlabelled = replace(template, boards=tuple(replace(b, label=Rect(-40.0, -40.0, 5.0, 5.0)) for b in template.boards))
+    image = np.array(render_template(unlabelled, DPI, labels=False, extras=plain.extras()))
+    for quarters in (0, 1):
+        with pytest.raises(LayoutError, match="page 1: the print shows neither point numbers nor boards' numbers") as err:
+            analyse_page(PageImage("plain.png", 1, np.ascontiguousarray(np.rot90(image, quarters))),
+                         [load_template("a4")], header=False)
+        assert err.value.path == "plain.png" and "\n" not in err.value.message
+
+
+@pytest.mark.parametrize(("name", "quarters"), [("club-large-mirrored", 0), ("club-large-mirrored", 2), ("club-large", 1)])
+def test_a_print_with_small_figures_is_told_which_way_up_at_full_resolution(name: str, quarters: int) -> None:
+    # club-large's point numbers stand about 6 px tall on the working copy of a 150 dpi legal page, 12 px on the page.
+    other = mirrored(PRINTS["club-large"]) if name.endswith("-mirrored") else PRINTS[name]
+    page = written_page(other)
+    image = np.ascontiguousarray(np.rot90(page.image, quarters))
+    right, method = boards_read_right(page, image, [load_template("a4"), load_template("letter")])
+    turned = (360 - 90 * quarters) % 360
+    assert method == ("lines, mirrored print" if other.mirrored else "lines") + (f", turned {turned}" if turned else "")
+    assert right >= 7
+
+
+@pytest.mark.parametrize("quarters", [1, 2])
+def test_a_print_without_point_numbers_is_turned_back_by_its_boards_numbers(quarters: int) -> None:
+    plain = replace(PRINTS["club-small"], numbers=())
+    page = written_page(plain)
+    image = np.ascontiguousarray(np.rot90(page.image, quarters))
+    right, method = boards_read_right(page, image, [load_template("a4"), load_template("letter")])
+    assert method == f"lines, turned {360 - 90 * quarters}"
+    assert right >= 7
 
 
 def test_digitise_s_own_print_without_markers_is_placed_as_before() -> None:
