@@ -14,7 +14,9 @@ rest of the pipeline reads it as it reads digitise's own note.
 The steps, on the working copy (a few px per mm):
 
 1. the page's turn, from the sharpest row profile of its dark pixels (a page on its side too); which way up,
-   from its printed two-figure point numbers (the narrow 1 comes first on a page the right way up);
+   from its printed two-figure point numbers (the 1 comes first on a page the right way up), read on the
+   full-resolution page when given, or for a print without them, from the end of the centre strips that holds
+   the boards' numbers;
 2. long horizontal lines (a morphological opening with a long flat kernel);
 3. lines sharing their ends, in fours (row, row, centre strip, row): a board;
 4. in each board's rows, the thirteen evenly spaced lines between the
@@ -398,10 +400,11 @@ def labels_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     they do not say.
 
     Between the rows, beyond each end of the centre strip, a note prints
-    nothing but the board's number (or a row label's neighbour: the other
-    column's board number lies beyond this one's right end). A board votes
-    for the end holding print as tall as a figure; told when the boards
-    voting for one end are most of them and at least twice the other's.
+    nothing but the board's number (a number printed left of a board also
+    lies beyond the right end of the board to its left). A board votes for
+    each end holding print as tall as a figure; told when the boards voting
+    for one end are most of them and at least twice the other's. Takes the
+    print to be a normal one: a mirrored print says the opposite.
     """
     ends = [0, 0]
     for b in boards:
