@@ -47,7 +47,7 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
     small, factor = reduced(darkest_channel(first.image), WORK_LONG_SIDE)
     try:
         fit = fit_layout(small, name=name or output.stem, full=first.image)
-        way_up(fit)
+        way_up(fit, vouched=True)
     except LayoutError as exc:
         raise LayoutError(exc.reason, page, "page 1") from None
     drawn: bytes | None = None

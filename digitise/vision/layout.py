@@ -618,8 +618,13 @@ def _by_labels(grey: np.ndarray, fit: LayoutFit, figures: np.ndarray, name: str)
     return replace(fit, way_up_seen=False)
 
 
-def way_up(fit: LayoutFit) -> None:
+def way_up(fit: LayoutFit, *, vouched: bool = False) -> None:
     """Raises :class:`LayoutError` for a fitted page that may be turned when its print did not say which way up.
+
+    ``vouched``: the user named this print (a layout file of ``digitise
+    layout``) or checks the fit by eye (``digitise layout``'s overlay), so a
+    print with neither point numbers nor boards' numbers is read as it lies
+    when it lies upright.
 
     A page lying on its side may be either way up, and point numbers running
     the other way are a mirrored print or a page upside down: guessed, every
@@ -630,9 +635,11 @@ def way_up(fit: LayoutFit) -> None:
     """
     if fit.way_up_seen:
         return
-    if not fit.numbered:
+    if not fit.numbered and not (vouched and abs(fit.turn) <= 45.0):
         raise LayoutError("the print shows neither point numbers nor boards' numbers to say which way up the page "
-                          "stands: not read, as a page upside down would be read in the wrong squares")
+                          "stands: not read, as a page upside down would be read in the wrong squares (fit an "
+                          "upright page with 'digitise layout' and give it with --template to read the print as "
+                          "it lies)")
     if abs(fit.turn) > 45.0:
         raise LayoutError("the page lies on its side and its print does not say which way up (no point numbers "
                           "clear enough beside the squares): turn it upright and scan it again")

@@ -180,11 +180,12 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray
     # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
     if any(print_map(fitted.template, t, sides=False) is not None for t in templates if t.markers):
         return None
-    way_up(fitted)
     for template in templates:
         onto = print_map(fitted.template, template)
         if onto is not None and not template.markers:
+            way_up(fitted, vouched=True)
             return template, fitted.homography @ onto
+    way_up(fitted)
     return fitted.template, fitted.homography
 
 

@@ -128,6 +128,23 @@ def test_a_page_whose_print_cannot_say_which_way_up_is_refused_in_one_line() -> 
         assert err.value.path == "plain.png" and "\n" not in err.value.message
 
 
+def test_a_print_that_cannot_say_which_way_up_is_read_upright_with_its_layout_file(tmp_path: Path) -> None:
+    # The user fitted the print with `digitise layout` and checked the overlay: upright pages are read as they lie.
+    plain = replace(PRINTS["club-small"], numbers=())
+    template = plain.template()
+    unlabelled = replace(template, boards=tuple(replace(b, label=Rect(-40.0, -40.0, 5.0, 5.0)) for b in template.boards))
+    image = np.array(render_template(unlabelled, DPI, labels=False, extras=plain.extras()))
+    blank = tmp_path / "plain.png"
+    cv2.imwrite(str(blank), image)
+    result = CliRunner().invoke(cli, ["layout", str(blank), "-o", str(tmp_path / "plain.json")])
+    assert result.exit_code == 0, result.output
+    layout = load_template(tmp_path / "plain.json")
+    reading, _ = analyse_page(PageImage("plain.png", 1, image), [layout], header=False)
+    assert reading.header["method"]["value"] == "lines" and len(reading.boards) == 8
+    with pytest.raises(LayoutError, match="neither point numbers nor boards' numbers.*digitise layout"):
+        analyse_page(PageImage("plain.png", 1, np.ascontiguousarray(np.rot90(image))), [layout], header=False)
+
+
 @pytest.mark.parametrize(("name", "quarters"), [("club-large-mirrored", 0), ("club-large-mirrored", 2), ("club-large", 1)])
 def test_a_print_with_small_figures_is_told_which_way_up_at_full_resolution(name: str, quarters: int) -> None:
     # club-large's point numbers stand about 6 px tall on the working copy of a 150 dpi legal page, 12 px on the page.
