@@ -15,9 +15,11 @@ from digitise.game.rules import Roll
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.length import _after_the_end
 from digitise.solve.page_order import _GapMarks
+from digitise.solve.reasons import Flag, Reason, codes, texts
 from digitise.solve.result import SolveResult
 from digitise.solve.search import (
     AFTER_THE_END,
+    GAME_DOES_NOT_END,
     LOW_CONFIDENCE,
     POOR_FIT,
     Event,
@@ -112,27 +114,28 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
                     # Not a names board: the match was over, so no turn could be read there at all.
                     reasons.append(AFTER_THE_END)
                 else:
-                    reasons.append("the marks fit no turn: set aside" if any(e.kind == "blank" for e in node.events)
-                                   else "the marks fit no turn: read as a names board")
+                    reasons.append(Reason.SET_ASIDE.flag() if any(e.kind == "blank" for e in node.events)
+                                   else Reason.NAMES_BOARD.flag())
             if reasons:
-                skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
+                skipped.append(skipped_board(place, reasons))
             continue
         if ev is not None and doubtful:
             reasons.append(LOW_CONFIDENCE)
         elif ev is not None and id(node) in costly:
-            reasons.append(f"{costly[id(node)]} later turns rest on this board, and it is not sure enough for that")
+            reasons.append(Reason.RESTING_ON_BOARD.flag(turns=costly[id(node)]))
         if id(node) in after_gap:
             reasons.append(after_gap[id(node)])
-        if ev is not None and node.fit < POOR_FIT and "illegal move recorded" not in reasons:
+        illegal = any(reason.reason is Reason.ILLEGAL_MOVE for reason in reasons)
+        if ev is not None and node.fit < POOR_FIT and not illegal:
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
-            reasons.append("no legal play explains the marks" if main == ["move"] or not main
-                           else "the marks do not fit a double")
-        elif ev is not None and misread_doubt(node) and "illegal move recorded" not in reasons:
-            reasons.append("the marks fit only if a cell was misread")
+            reasons.append(Reason.NO_LEGAL_PLAY.flag() if main == ["move"] or not main
+                           else Reason.NOT_A_DOUBLE.flag())
+        elif ev is not None and misread_doubt(node) and not illegal:
+            reasons.append(Reason.MISREAD_CELL.flag())
         # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
         # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
         if ev is not None and ev.centre_unreadable and doubtful:
-            reasons.append("unreadable centre")
+            reasons.append(Reason.UNREADABLE_CENTRE.flag())
         follows = inherited.get(id(node))
         for event in node.events:
             if event.kind == "end":
@@ -158,8 +161,9 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         games.append(GameRecord(len(games) + 1, state.score, tuple(actions), None, None))
         if turns:
             turns[-1]["flagged"] = True
-            if "game does not end" not in turns[-1]["reasons"]:
-                turns[-1]["reasons"].append("game does not end")
+            if GAME_DOES_NOT_END.text not in turns[-1]["reasons"]:
+                turns[-1]["reasons"].append(GAME_DOES_NOT_END.text)
+                turns[-1]["reason_codes"].append(GAME_DOES_NOT_END.code)
         report_games.append({"number": len(games), "turns": turns, "winner": None, "points": None})
     match = MatchRecord(length, players, tuple(games))
     report = {"games": report_games, "skipped": skipped,
@@ -298,7 +302,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
         # A game end the marks do not show moves every later game's boards, scores and
         # Crawford game: the rest of the match rests on it.
         # So does a missing page: the game it cut has an unknown end, and the match's score after it.
-        restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags) or id(node) in doubted
+        restart = any(tag.reason is Reason.GAME_END_UNRECORDED for tag in node.tags) or id(node) in doubted
         # Once an earlier board's doubt reached the path's end, every later turn already names its board.
         if (unknown or restart) and not to_end:
             # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
@@ -350,7 +354,7 @@ def _action(event: Event) -> Action:
     return Action(event.player, kind)
 
 
-def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[str],
+def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[Flag],
           candidates: list[dict[str, Any]], follows: tuple[int, int] | None = None) -> dict[str, Any]:
     before: Position | None = event.before
     after = before
@@ -368,13 +372,20 @@ def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, rea
         "points": event.value if event.kind == "resign" else None,
         "confidence": conf,
         "flagged": bool(turn_reasons),
-        "reasons": turn_reasons,
+        "reasons": texts(turn_reasons),
+        "reason_codes": codes(turn_reasons),
         "candidates": candidates if event.kind in ("move", "double") else [],
         # Not flagged itself, but only as right as that flagged earlier board: correcting it re-decodes this.
         "follows": {"page": follows[0], "board": follows[1]} if follows is not None else None,
         "position_before": before.position_id() if before is not None else None,
         "position_after": after.position_id() if after is not None else None,
     }
+
+
+def skipped_board(place: tuple[int, int], reasons: list[Flag]) -> dict[str, Any]:
+    """A board that records no turn but is flagged, as the report's ``skipped`` lists it."""
+    return {"page": place[0], "board": place[1], "flagged": True, "reasons": texts(reasons),
+            "reason_codes": codes(reasons)}
 
 
 def _summary(games: list[dict[str, Any]], skipped: list[dict[str, Any]], boards: int) -> dict[str, Any]:
