@@ -323,8 +323,8 @@ def check_pages(kept: CorrectionsFile, scanned: Sequence[tuple[str, int]], path:
         raise InputError(f"made on other pages ({named}), not these: is it the corrections file of another "
                          "match? (Each page is known by its file's name and size.)", Path(path))
     differ = sorted(name for name, _ in now - made_on)
-    return (f"corrections: {Path(path).name} was made on pages that differ from these ("
-            f"{', '.join(differ) if differ else 'some are not given'}): check the corrected turns of those pages")
+    return Reason.CORRECTIONS_OTHER_PAGES.flag(name=Path(path).name,
+                                              differ=", ".join(differ) if differ else "some are not given").text
 
 
 def load_corrections(path: str | Path) -> Corrections:

@@ -41,6 +41,11 @@ class Reason(Enum):
         """This reason said with its template's ``fields`` filled in."""
         return Flag(self, self.text.format(**fields) if fields else self.text)
 
+    def said(self, text: str) -> Flag:
+        """This reason as ``text``, already written from its template (where a lower layer wrote it: the
+        vision's notices, which may not import this)."""
+        return Flag(self, text)
+
     # -- a board's doubt -----------------------------------------------------------------------
     LOW_CONFIDENCE = ("low-confidence", "low confidence",
                       "Compare the board with the page and correct it if the turn is not what is written.")
