@@ -21,6 +21,11 @@ doubt, reasons for a person to review it.
 
 The report
 ----------
+:attr:`SolveResult.solved` holds it as typed values (:mod:`digitise.solve.report_types`: ``Report``,
+``Game``, ``Turn``, ``Candidate``, ``Skipped``, ``Summary``; reasons and notes as
+:class:`~digitise.solve.reasons.Flag`); :attr:`SolveResult.report` is its JSON object, made from them,
+described by the schema generated from the same types (``docs/report.schema.json``) and read back by
+``Report.from_json``. In JSON:
 ``{"games": [...], "skipped": [...], "summary": {...}}``. Each game is
 ``{"number", "turns", "winner": "top"|"bottom"|null, "points"}`` (``points``
 as won, not capped; ``null`` for a game the readings do not finish). Each turn:
@@ -106,12 +111,35 @@ from digitise.solve.page_order import (
     extra_pages,
     page_gaps,
 )
+from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report import REVIEW_EXPECTED_WRONG, report_to_json
+from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
 from digitise.solve.solver import NO_GAME, NO_TURNS, REVIEW_BELOW, solve
 from digitise.solve.strangers import STRANGER_REASON
 
-__all__ = ["DEFAULT_PLAYERS", "EXTRA_REASON", "GAP_REASON", "LENGTH_AGREED", "LENGTH_SURE", "NO_GAME", "NO_TURNS",
-           "ORDER_ALONE_SURE", "ORDER_REASON", "ORDER_SURE", "REVIEW_BELOW", "REVIEW_EXPECTED_WRONG",
-           "STRANGER_REASON", "SolveResult", "extra_pages", "page_gaps", "parse_correction", "parse_corrections",
-           "report_to_json", "solve"]
+__all__ = [
+    "DEFAULT_PLAYERS",
+    "EXTRA_REASON",
+    "GAP_REASON",
+    "LENGTH_AGREED",
+    "LENGTH_SURE",
+    "NO_GAME",
+    "NO_TURNS",
+    "ORDER_ALONE_SURE",
+    "ORDER_REASON",
+    "ORDER_SURE",
+    "REVIEW_BELOW",
+    "REVIEW_EXPECTED_WRONG",
+    "STRANGER_REASON",
+    "Flag",
+    "Reason",
+    "Report",
+    "SolveResult",
+    "extra_pages",
+    "page_gaps",
+    "parse_correction",
+    "parse_corrections",
+    "report_to_json",
+    "solve",
+]

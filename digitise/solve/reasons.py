@@ -270,3 +270,8 @@ def codes_of(entry: Mapping[str, Any], key: str = "reasons") -> list[str]:
 
 #: Where the report keeps the codes of each list of texts.
 CODES_KEY = {"reasons": "reason_codes", "notes": "note_codes", "scan_notes": "scan_note_codes"}
+
+
+def reason_by_code(code: str) -> Reason | None:
+    """The reason with this code, or ``None``."""
+    return next((reason for reason in Reason if reason.code == code), None)

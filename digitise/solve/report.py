@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from digitise.game.match import MatchState
@@ -15,7 +16,19 @@ from digitise.game.rules import Roll
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.length import _after_the_end
 from digitise.solve.page_order import _GapMarks
-from digitise.solve.reasons import Flag, Reason, codes, texts
+from digitise.solve.reasons import Flag, Reason
+from digitise.solve.report_types import (
+    Candidate,
+    Game,
+    Place,
+    Report,
+    Result,
+    SideName,
+    Skipped,
+    Summary,
+    Turn,
+    TurnAction,
+)
 from digitise.solve.result import SolveResult
 from digitise.solve.search import (
     AFTER_THE_END,
@@ -44,6 +57,15 @@ _KIND = {"move": ActionKind.MOVE, "double": ActionKind.DOUBLE, "take": ActionKin
          "drop": ActionKind.DROP, "resign": ActionKind.RESIGN}
 
 
+def _candidate(summary: tuple[object, ...], probability: float, why: tuple[str, ...]) -> Candidate:
+    """A candidate decision as the report shows it, with its probability and how it compares."""
+    shown = _summary_text(summary)
+    result = shown.get("result")
+    return Candidate(shown["action"], shown["move"], shown["dice"], shown.get("player"), shown.get("answer"),
+                     Result(result["winner"], result["points"]) if result is not None else None,
+                     probability, why)
+
+
 def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     """A candidate decision as the report shows it."""
     out: dict[str, Any] = {"action": "blank", "move": "", "dice": None}
@@ -52,7 +74,7 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
         i = summary.index("move")
         roll = summary[i + 2]
         out.update(action="move", player=_side_name(summary[i + 1]),
-                   dice=[roll.high, roll.low] if isinstance(roll, Roll) else None,
+                   dice=(roll.high, roll.low) if isinstance(roll, Roll) else None,
                    move=str(summary[i + 3]) if summary[i + 3] is not None else "")
     elif "double" in kinds:
         i = summary.index("double")
@@ -73,6 +95,11 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     return out
 
 
+_SIDE_NAMES: dict[Side, SideName] = {Side.BOTTOM: "bottom", Side.TOP: "top"}
+_TURN_ACTIONS: dict[str, TurnAction] = {"move": "move", "double": "double", "take": "take", "drop": "drop",
+                                        "resign": "resign"}
+
+
 def _side_name(side: object) -> str | None:
     return side.value if isinstance(side, Side) else None
 
@@ -81,10 +108,10 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
            players: tuple[str, str], review_below: float,
            gaps: _GapMarks | None = None) -> SolveResult:
     games: list[GameRecord] = []
-    report_games: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    report_games: list[Game] = []
+    skipped: list[Skipped] = []
     actions: list[Action] = []
-    turns: list[dict[str, Any]] = []
+    turns: list[Turn] = []
     state = MatchState(length)
     last_double_place: tuple[int, int] | None = None
     # The first turn after a gap in the page numbers: nothing on the boards may show the pages
@@ -101,10 +128,9 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         doubtful = exact < review_below
         reasons = list(node.tags)
         ev = evidence[node.board] if node.board is not None else None
-        candidates = [
-            {**_summary_text(summary), "probability": round(p, 4), "reasons": list(why)}
-            for summary, p, why in weighed_alternatives(node)
-        ] if node.board is not None else []
+        candidates = tuple(
+            _candidate(summary, round(p, 4), why) for summary, p, why in weighed_alternatives(node)
+        ) if node.board is not None else ()
         board_actions = [e for e in node.events if e.kind in _KIND]
         if node.board is not None and not board_actions:
             if ev is not None and node.fit < POOR_FIT and not reasons:
@@ -141,8 +167,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             if event.kind == "end":
                 assert event.player is not None and event.value is not None
                 games.append(GameRecord(len(games) + 1, state.score, tuple(actions), event.player, event.value))
-                report_games.append({"number": len(games), "turns": turns, "winner": event.player.value,
-                                     "points": event.value})
+                report_games.append(Game(len(games), tuple(turns), _SIDE_NAMES[event.player], event.value))
                 state = state.after_game(event.player, event.value)
                 actions, turns = [], []
                 continue
@@ -160,14 +185,12 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     if actions:
         games.append(GameRecord(len(games) + 1, state.score, tuple(actions), None, None))
         if turns:
-            turns[-1]["flagged"] = True
-            if GAME_DOES_NOT_END.text not in turns[-1]["reasons"]:
-                turns[-1]["reasons"].append(GAME_DOES_NOT_END.text)
-                turns[-1]["reason_codes"].append(GAME_DOES_NOT_END.code)
-        report_games.append({"number": len(games), "turns": turns, "winner": None, "points": None})
+            last = turns[-1]
+            turns[-1] = replace(last, flagged=True, reasons=last.reasons + (
+                () if GAME_DOES_NOT_END in last.reasons else (GAME_DOES_NOT_END,)))
+        report_games.append(Game(len(games), tuple(turns), None, None))
     match = MatchRecord(length, players, tuple(games))
-    report = {"games": report_games, "skipped": skipped,
-              "summary": _summary(report_games, skipped, len(evidence))}
+    report = Report(tuple(report_games), tuple(skipped), _summary(report_games, skipped, len(evidence)))
     return SolveResult(match, report)
 
 
@@ -355,53 +378,52 @@ def _action(event: Event) -> Action:
 
 
 def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[Flag],
-          candidates: list[dict[str, Any]], follows: tuple[int, int] | None = None) -> dict[str, Any]:
+          candidates: tuple[Candidate, ...], follows: tuple[int, int] | None = None) -> Turn:
     before: Position | None = event.before
     after = before
     if event.kind == "move" and event.play is not None and event.play.steps:
         after = event.play.result
-    turn_reasons = list(dict.fromkeys(reasons))
+    turn_reasons = tuple(dict.fromkeys(reasons))
     assert event.player is not None
-    return {
-        "page": place[0],
-        "board": place[1],
-        "player": event.player.value,
-        "action": event.kind,
-        "dice": [event.roll.high, event.roll.low] if event.roll is not None else None,
-        "move": str(action.play) if action.play is not None else "",
-        "points": event.value if event.kind == "resign" else None,
-        "confidence": conf,
-        "flagged": bool(turn_reasons),
-        "reasons": texts(turn_reasons),
-        "reason_codes": codes(turn_reasons),
-        "candidates": candidates if event.kind in ("move", "double") else [],
+    return Turn(
+        page=place[0],
+        board=place[1],
+        player=_SIDE_NAMES[event.player],
+        action=_TURN_ACTIONS[event.kind],
+        dice=(event.roll.high, event.roll.low) if event.roll is not None else None,
+        move=str(action.play) if action.play is not None else "",
+        points=event.value if event.kind == "resign" else None,
+        confidence=conf,
+        flagged=bool(turn_reasons),
+        reasons=turn_reasons,
+        candidates=candidates if event.kind in ("move", "double") else (),
         # Not flagged itself, but only as right as that flagged earlier board: correcting it re-decodes this.
-        "follows": {"page": follows[0], "board": follows[1]} if follows is not None else None,
-        "position_before": before.position_id() if before is not None else None,
-        "position_after": after.position_id() if after is not None else None,
-    }
+        follows=Place(follows[0], follows[1]) if follows is not None else None,
+        position_before=before.position_id() if before is not None else None,
+        position_after=after.position_id() if after is not None else None,
+    )
 
 
-def skipped_board(place: tuple[int, int], reasons: list[Flag]) -> dict[str, Any]:
+def skipped_board(place: tuple[int, int], reasons: list[Flag]) -> Skipped:
     """A board that records no turn but is flagged, as the report's ``skipped`` lists it."""
-    return {"page": place[0], "board": place[1], "flagged": True, "reasons": texts(reasons),
-            "reason_codes": codes(reasons)}
+    return Skipped(place[0], place[1], True, tuple(reasons))
 
 
-def _summary(games: list[dict[str, Any]], skipped: list[dict[str, Any]], boards: int) -> dict[str, Any]:
-    turns = [t for g in games for t in g["turns"]]
-    set_aside = sum(1 for s in skipped if s["flagged"])
-    return {
-        "boards": boards,
-        "games": len(games),
-        "turns": len(turns),
+def _summary(games: Sequence[Game], skipped: Sequence[Skipped], boards: int) -> Summary:
+    turns = [t for g in games for t in g.turns]
+    set_aside = sum(1 for s in skipped if s.flagged)
+    return Summary(
+        boards=boards,
+        games=len(games),
+        turns=len(turns),
         # Turns and boards set aside alike: what the review page lists, and what the exit code follows.
-        "flagged": sum(1 for t in turns if t["flagged"]) + set_aside,
-        "set_aside": set_aside,
-        "mean_confidence": round(sum(t["confidence"] for t in turns) / len(turns), 4) if turns else 1.0,
-    }
+        flagged=sum(1 for t in turns if t.flagged) + set_aside,
+        set_aside=set_aside,
+        mean_confidence=round(sum(t.confidence for t in turns) / len(turns), 4) if turns else 1.0,
+    )
 
 
-def report_to_json(report: Mapping[str, Any]) -> str:
-    """The report as deterministic JSON text."""
-    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+def report_to_json(report: Report | Mapping[str, Any]) -> str:
+    """The report (or its JSON object, with the keys a scan adds) as deterministic JSON text."""
+    doc = report.to_json() if isinstance(report, Report) else report
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

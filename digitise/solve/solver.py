@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from digitise.game.record import MatchRecord
 from digitise.notation.readings import Readings
@@ -26,8 +27,9 @@ from digitise.solve.page_order import (
     extra_pages,
 )
 from digitise.solve.prior import PlayPrior, default_prior
-from digitise.solve.reasons import Flag, Reason, codes, texts
+from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report import _build, _summary, skipped_board
+from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
 from digitise.solve.search import (
     Cache,
@@ -118,7 +120,7 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
                 forced[i] = spec
     if not evidence:
         match = MatchRecord(length, players, ())
-        return _noted(SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)}), notes)
+        return _noted(SolveResult(match, Report((), (), _summary([], [], 0))), notes)
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
@@ -145,13 +147,14 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below, _GapMarks(pile_marks, [sheets[i] for i in kept],
                                             frozenset((int(key[0]), int(key[1])) for key in (corrections or {}))))
+    report = result.solved
     if len(kept) < len(evidence):
         left_out = set(range(len(evidence))) - set(kept)
-        result.report["skipped"] = sorted(
-            result.report["skipped"] + [
-                skipped_board(places[i], [Reason.PAGE_LEFT_OUT.flag()]) for i in sorted(left_out) if evidence[i].listed],
-            key=lambda s: (s["page"], s["board"]))
-        result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+        skipped = sorted(
+            [*report.skipped,
+             *(skipped_board(places[i], [Reason.PAGE_LEFT_OUT.flag()]) for i in sorted(left_out) if evidence[i].listed)],
+            key=lambda s: (s.page, s.board))
+        report = replace(report, skipped=tuple(skipped), summary=_summary(report.games, skipped, len(evidence)))
         extra = extra_pages(readings)
         for sheet in sorted({sheets[i] for i in left_out}):
             where = _pile_page(readings, sheet)
@@ -160,8 +163,7 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
                 before, after = extra[sheet]
                 notes.remove(Reason.PAGES_EXTRA.flag(where=where, before=before, after=after))
             notes.append(Reason.PAGES_LEFT_OUT.flag(where=where))
-    result.report["prior"] = prior.described
-    return _noted(result, notes, evidence)
+    return _noted(SolveResult(result.match, replace(report, prior=prior.described)), notes, evidence)
 
 
 NO_TURNS = Reason.NO_TURNS.text
@@ -200,16 +202,13 @@ def _noted(result: SolveResult, notes: list[Flag], evidence: Sequence[BoardEvide
     """
     from digitise.notation.mat import with_closed_out_dances
 
-    if not result.report["summary"]["turns"]:
+    if not result.solved.summary.turns:
         # Nothing written, or writing that no game from the start can follow.
         written = sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed))
         notes = [*notes, Reason.NO_GAME.flag(boards=written) if written else Reason.NO_TURNS.flag()]
     else:
         ending = _record_end(result.match)
         notes = [*notes, ending] if ending else notes
-    result.report["notes"] = texts(notes)
-    result.report["note_codes"] = codes(notes)
     filled = with_closed_out_dances(result.match, fill_gaps=True)
-    result.report["closed_out"] = sum(len(a.actions) - len(b.actions)
-                                      for a, b in zip(filled.games, result.match.games, strict=True))
-    return result
+    closed_out = sum(len(a.actions) - len(b.actions) for a, b in zip(filled.games, result.match.games, strict=True))
+    return SolveResult(result.match, replace(result.solved, notes=tuple(notes), closed_out=closed_out))
