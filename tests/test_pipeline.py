@@ -758,16 +758,20 @@ def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
     """Writing no game from the start can follow (the wrong pages): said, and no .mat GNU Backgammon refuses."""
-    from types import SimpleNamespace
-
+    from digitise.game.record import MatchRecord
     from digitise.pipeline.convert import _some_turn_found
-    from digitise.solve import NO_GAME
+    from digitise.solve import Reason, Report, SolveResult
+    from digitise.solve.report_types import Summary
 
-    none_found = SimpleNamespace(report={"summary": {"turns": 0}, "notes": ["names", NO_GAME.format(boards=7)]})
+    def solved(turns: int) -> SolveResult:
+        notes = (Reason.PLAYERS_UNKNOWN.flag(), Reason.NO_GAME.flag(boards=7))
+        return SolveResult(MatchRecord(0, ("Bottom", "Top"), ()),
+                           Report((), (), Summary(7, 0, turns, 0, 0, 1.0), notes=notes))
+
     with pytest.raises(InputError, match="^nothing to convert: no legal game explains the marks: 7 boards") as info:
-        _some_turn_found(none_found, [Path("a.png"), Path("b.png")])  # type: ignore[arg-type]
+        _some_turn_found(solved(0), [Path("a.png"), Path("b.png")])
     assert info.value.message.endswith("are these the pages of one match, in order? (2 files, a.png first)")
-    _some_turn_found(SimpleNamespace(report={"summary": {"turns": 3}}), [Path("a.png")])  # type: ignore[arg-type]
+    _some_turn_found(solved(3), [Path("a.png")])
 
 
 def _no_work(job: Job, options: ScanOptions) -> JobResult:

@@ -15,7 +15,7 @@ from digitise.fileio import beside, check_inputs, check_outputs, real_path, writ
 from digitise.game.record import MatchOutcome
 from digitise.game.record import outcome as match_outcome
 from digitise.pipeline.notes import mirrored_print_note, order_by_header, page_notes, turned_page_note
-from digitise.solve.reasons import Flag, Reason, codes, codes_of, texts
+from digitise.solve.reasons import Flag, Reason, codes, texts
 
 if TYPE_CHECKING:
     from digitise.notation.readings import Readings
@@ -190,10 +190,9 @@ def _some_turn_found(result: SolveResult, files: Sequence[Path]) -> None:
     nothing to correct. Blank notes, or writing that no game from the start can follow (the wrong pages)."""
     from digitise.solve import NO_TURNS
 
-    if result.report["summary"]["turns"]:
+    if result.solved.summary.turns:
         return
-    notes = zip(result.report.get("notes", ()), codes_of(result.report, "notes"), strict=True)
-    why = next((str(n) for n, code in notes if code == Reason.NO_GAME.code), NO_TURNS)
+    why = next((note.text for note in result.solved.notes if note.reason is Reason.NO_GAME), NO_TURNS)
     where = files[0] if len(files) == 1 else None
     said = why if where is not None else f"{why} ({len(files)} files, {files[0]} first)"
     raise InputError(f"nothing to convert: {said}", where)

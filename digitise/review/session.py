@@ -252,11 +252,11 @@ def default_solver(report: Mapping[str, Any]) -> Solver:
     return run
 
 
-#: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
-#: resignation, or a double and its answer).
 #: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
 _NOT_WHY = frozenset({Reason.CORRECTION_MISFIT.code, Reason.LOW_CONFIDENCE.code})
 
+#: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
+#: resignation, or a double and its answer).
 ACTION_PARTS = {"move": "move", "double": "cube", "take": "cube", "drop": "cube", "resign": "resign"}
 
 
