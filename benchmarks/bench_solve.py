@@ -73,13 +73,13 @@ def run_one(job: tuple[int, str, str]) -> dict[str, float]:
     result = solve(readings, players=match.players, length=match.length)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     found = compare(match, result.match, result.report)
-    turns = [t for g in result.report["games"] for t in g["turns"]]
+    turns = [t for g in result.solved.games for t in g.turns]
     return {
         "boards": len(marks), "seconds": elapsed, "cpu": cpu, "turns": found.turns, "right": found.right,
         "lines_right": found.lines_right,
         "wrong": found.wrong, "silent": found.silent, "results_wrong": found.results_wrong,
-        "flagged": sum(1 for t in turns if t["flagged"]),
-        "following": sum(1 for t in turns if t.get("follows") and not t["flagged"]),
+        "flagged": sum(1 for t in turns if t.flagged),
+        "following": sum(1 for t in turns if t.follows is not None and not t.flagged),
         "roots": found.runs,
     }
 
@@ -124,7 +124,7 @@ def run_long(pages: int) -> dict[str, float]:
     result = solve(readings)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"pages": len(readings.pages), "boards": sum(len(p.boards) for p in readings.pages),
-            "turns": result.report["summary"]["turns"], "seconds": elapsed, "cpu": cpu,
+            "turns": result.solved.summary.turns, "seconds": elapsed, "cpu": cpu,
             "before_mb": before, "peak_mb": _resident_mb()}
 
 

@@ -178,8 +178,8 @@ def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> 
     readings, first, hand, layer = _noisy_match_solved()
 
     def worse(again: object) -> SolveResult:
-        report = {**first.report, "summary": {**first.report["summary"], "flagged": first.flagged + 3}}
-        return replace(first, report=report)
+        summary = replace(first.solved.summary, flagged=first.flagged + 3)
+        return replace(first, solved=replace(first.solved, summary=summary))
 
     result, kept, adaptation = adapt_to_hand(readings, hand, first, worse, (layer,))
     assert result is first and kept is readings
@@ -191,7 +191,6 @@ def test_a_hand_that_flags_more_turns_when_learned_keeps_the_first_reading() -> 
 def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> None:
     """What was learned contradicts its teacher: the solve with it plays a sure turn differently. The first
     solve is kept, and the report says how many sure turns it would have changed."""
-    import copy
     from dataclasses import replace
 
     from digitise.adaptation import CONTRADICTED
@@ -199,10 +198,11 @@ def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> 
     sure = written_on_sure_boards(first.report)
 
     def contradicting(again: object) -> SolveResult:
-        report = copy.deepcopy(first.report)
-        turn = next(t for g in report["games"] for t in g["turns"] if (t["page"], t["board"]) in sure)
-        turn["move"] = "24/1"  # any other decision of a board it learned from
-        return replace(first, report=report)
+        target = next(t for g in first.solved.games for t in g.turns if (t.page, t.board) in sure)
+        # Any other decision of a board it learned from.
+        games = tuple(replace(g, turns=tuple(replace(t, move="24/1") if t is target else t for t in g.turns))
+                      for g in first.solved.games)
+        return replace(first, solved=replace(first.solved, games=games))
 
     result, kept, adaptation = adapt_to_hand(readings, hand, first, contradicting, (layer,))
     assert result is first and kept is readings and adaptation.rounds == 0

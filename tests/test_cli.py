@@ -833,7 +833,12 @@ def test_a_page_of_another_match_is_noted_by_the_players_it_names(tmp_path: Path
     note = ("pages: chen-dana/light/page-002.jpg names the players Chen and Dana, alice-bruno/light/page-001.jpg "
             "Alice and Bruno: a page of another match?")
     assert f"digitise: note: {note}" in result.stderr.splitlines()
-    assert note in json.loads((tmp_path / "m.json").read_text())["notes"]
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert note in doc["notes"]
+    # Its code beside it, in the match's notes and the scan's own.
+    assert doc["note_codes"][doc["notes"].index(note)] == "players-differ"
+    assert doc["scan_note_codes"][doc["scan_notes"].index(note)] == "players-differ"
+    assert len(doc["note_codes"]) == len(doc["notes"])
 
 
 def test_another_matchs_corrections_are_refused_before_any_work(tmp_path: Path) -> None:

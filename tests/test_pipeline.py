@@ -460,8 +460,9 @@ def test_order_by_header_keeps_the_given_order_with_a_note_when_a_number_is_miss
     given = _paged(numbers)
     readings, note = order_by_header(given)
     # The note lists the numbers read, as the README says: they show a page missing or out of place.
-    assert readings == given and note == (f"page order: not every page's number could be read surely (read: {shown}; "
-                                          "? unsure); the pages are in the order given")
+    assert readings == given and note is not None and note.code == "order-kept"
+    assert note.text == (f"page order: not every page's number could be read surely (read: {shown}; "
+                         "? unsure); the pages are in the order given")
 
 
 def test_pages_out_of_order_are_not_told_to_add_the_order_option_they_were_given_with() -> None:
@@ -477,8 +478,9 @@ def test_pages_out_of_order_are_not_told_to_add_the_order_option_they_were_given
                                                source=f"p{k}.png") for k, page in enumerate(given.pages)))
     told = ("pages: not in the order of their numbers (the first, p0.png, is numbered 3, and p1.png 2): give them "
             "in order")
-    assert page_notes(given) == [told + ", or add --order header"]
-    assert page_notes(given, ordered_by_header=True) == [told]
+    assert [note.text for note in page_notes(given)] == [told + ", or add --order header"]
+    assert [note.text for note in page_notes(given, ordered_by_header=True)] == [told]
+    assert [note.code for note in page_notes(given)] == ["pages-not-in-order"]
 
 
 def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
@@ -489,7 +491,8 @@ def test_order_by_header_does_not_use_a_number_read_unsurely() -> None:
     given = _paged(["2", "1"])
     unsure = replace(given.pages[1], header={"page": {"value": "1", "confidence": 0.49}})
     given = replace(given, pages=(given.pages[0], unsure))
-    assert order_by_header(given) == (given, ORDER_KEPT.format(numbers="2, 1?"))
+    readings, note = order_by_header(given)
+    assert readings == given and note is not None and note.text == ORDER_KEPT.format(numbers="2, 1?")
 
 
 @pytest.mark.parametrize(("numbers", "told"), [(["1", "2", "2", "3"], "1, 2, 2, 3) do not run from 1 to 4"),
@@ -500,7 +503,7 @@ def test_order_by_header_keeps_the_given_order_when_the_numbers_repeat_or_skip(n
 
     given = _paged(numbers)
     readings, note = order_by_header(given)
-    assert readings == given and note is not None and told in note
+    assert readings == given and note is not None and told in note.text and note.code == "order-broken"
 
 
 def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:
@@ -755,16 +758,20 @@ def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
     """Writing no game from the start can follow (the wrong pages): said, and no .mat GNU Backgammon refuses."""
-    from types import SimpleNamespace
-
+    from digitise.game.record import MatchRecord
     from digitise.pipeline.convert import _some_turn_found
-    from digitise.solve import NO_GAME
+    from digitise.solve import Reason, Report, SolveResult
+    from digitise.solve.report_types import Summary
 
-    none_found = SimpleNamespace(report={"summary": {"turns": 0}, "notes": ["names", NO_GAME.format(boards=7)]})
+    def solved(turns: int) -> SolveResult:
+        notes = (Reason.PLAYERS_UNKNOWN.flag(), Reason.NO_GAME.flag(boards=7))
+        return SolveResult(MatchRecord(0, ("Bottom", "Top"), ()),
+                           Report((), (), Summary(7, 0, turns, 0, 0, 1.0), notes=notes))
+
     with pytest.raises(InputError, match="^nothing to convert: no legal game explains the marks: 7 boards") as info:
-        _some_turn_found(none_found, [Path("a.png"), Path("b.png")])  # type: ignore[arg-type]
+        _some_turn_found(solved(0), [Path("a.png"), Path("b.png")])
     assert info.value.message.endswith("are these the pages of one match, in order? (2 files, a.png first)")
-    _some_turn_found(SimpleNamespace(report={"summary": {"turns": 3}}), [Path("a.png")])  # type: ignore[arg-type]
+    _some_turn_found(solved(3), [Path("a.png")])
 
 
 def _no_work(job: Job, options: ScanOptions) -> JobResult:

@@ -15,6 +15,7 @@ from digitise.fileio import beside, check_inputs, check_outputs, real_path, writ
 from digitise.game.record import MatchOutcome
 from digitise.game.record import outcome as match_outcome
 from digitise.pipeline.notes import mirrored_print_note, order_by_header, page_notes, turned_page_note
+from digitise.solve.reasons import Flag, Reason, codes, texts
 
 if TYPE_CHECKING:
     from digitise.notation.readings import Readings
@@ -138,7 +139,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     outcome = _some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
     page_errors = tuple(err.message for err in outcome.errors)
     readings = outcome.readings
-    scan_notes = list(outcome.notices) + ([pages_note] if pages_note else [])
+    scan_notes = [Reason.PAGE_DAMAGED.said(notice) for notice in outcome.notices] + _pages_noted(pages_note)
     if options.order == "header":
         readings, order_note = order_by_header(readings)
         scan_notes += [order_note] if order_note is not None else []
@@ -164,23 +165,34 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     extra: dict[str, Any] = {"sources": [str(real_path(p)) for p in pages], "page_errors": list(page_errors),
                              "source_files": pages_to_json(page_files(pages))}
     if scan_notes:
-        result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
-        # Notes of the scan, not of the solve: a re-solve on the review page carries them over.
-        extra["scan_notes"] = scan_notes
+        _add_scan_notes(result, extra, scan_notes)
     _write_match(result, output, report, options, extra,
                  (readings_path, readings) if readings_path is not None else None)
     return ScanSummary.of(output, report, len(readings.pages), result, page_errors)
 
 
+def _pages_noted(note: str | None) -> list[Flag]:
+    """The corrections file's note that it was made on other pages, if any, as a scan note."""
+    return [Reason.CORRECTIONS_OTHER_PAGES.said(note)] if note else []
+
+
+def _add_scan_notes(result: SolveResult, extra: dict[str, Any], scan_notes: list[Flag]) -> None:
+    """The scan's own notes added to the match's, texts and codes, and kept apart too: a re-solve on the
+    review page carries them over."""
+    result.report["notes"] = [*result.report.get("notes", ()), *texts(scan_notes)]
+    result.report["note_codes"] = [*result.report.get("note_codes", ()), *codes(scan_notes)]
+    extra["scan_notes"] = texts(scan_notes)
+    extra["scan_note_codes"] = codes(scan_notes)
+
+
 def _some_turn_found(result: SolveResult, files: Sequence[Path]) -> None:
     """Refuse a match with no turn at all: GNU Backgammon imports no ``.mat`` without a game, and a review has
     nothing to correct. Blank notes, or writing that no game from the start can follow (the wrong pages)."""
-    from digitise.solve import NO_GAME, NO_TURNS
+    from digitise.solve import NO_TURNS
 
-    if result.report["summary"]["turns"]:
+    if result.solved.summary.turns:
         return
-    found_none = NO_GAME.split("{", 1)[0]
-    why = next((str(n) for n in result.report.get("notes", ()) if str(n).startswith(found_none)), NO_TURNS)
+    why = next((note.text for note in result.solved.notes if note.reason is Reason.NO_GAME), NO_TURNS)
     where = files[0] if len(files) == 1 else None
     said = why if where is not None else f"{why} ({len(files)} files, {files[0]} first)"
     raise InputError(f"nothing to convert: {said}", where)
@@ -309,7 +321,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
                                 if page.source and page.source_bytes is not None))
     corrections, options, pages_note = _reviewed(
         options, files or _page_files([Path(p.source) for p in read.pages if p.source]))
-    scan_notes = page_notes(read) + mirrored_print_note(read) + turned_page_note(read) + ([pages_note] if pages_note else [])
+    scan_notes = page_notes(read) + mirrored_print_note(read) + turned_page_note(read) + _pages_noted(pages_note)
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)
     result = solve_with_corrections(readings, corrections, players=options.players, length=options.length,
@@ -317,8 +329,7 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     _some_turn_found(result, [readings_path])
     extra: dict[str, Any] = {}
     if scan_notes:
-        result.report["notes"] = [*result.report.get("notes", ()), *scan_notes]
-        extra["scan_notes"] = scan_notes
+        _add_scan_notes(result, extra, scan_notes)
     if report is not None:
         extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
     if files:

@@ -7,20 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from digitise.solve.reasons import Flag, Reason
+
 if TYPE_CHECKING:
     from digitise.notation.readings import PageReading, Readings
 
 
 #: The note of ``--order header`` when some page's number could not be read.
-ORDER_KEPT = ("page order: not every page's number could be read surely (read: {numbers}; ? unsure); the pages are "
-              "in the order given")
-ORDER_BROKEN = ("page order: the page numbers read ({numbers}) do not run from {first} to {last} once each "
-                "(a page missing, one from another match, or a number misread); the pages are in the order given")
+ORDER_KEPT = Reason.ORDER_KEPT.text
+ORDER_BROKEN = Reason.ORDER_BROKEN.text
 #: How sure a page number must be read to sort the pile by it (a guess would move a page for nothing).
 ORDER_SURE = 0.9
 
 
-def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
+def order_by_header(readings: Readings) -> tuple[Readings, Flag | None]:
     """Readings with pages sorted by their written page numbers, when every page has one read surely
     (:data:`ORDER_SURE`) and together they run from the first to the last once each.
 
@@ -36,11 +36,11 @@ def order_by_header(readings: Readings) -> tuple[Readings, str | None]:
     if any(number is None or number < 1 or sure < ORDER_SURE for number, sure in read):
         shown = ", ".join("?" if number is None else f"{number}?" if sure < ORDER_SURE or number < 1 else str(number)
                           for number, sure in read)
-        return readings, ORDER_KEPT.format(numbers=shown)
+        return readings, Reason.ORDER_KEPT.flag(numbers=shown)
     numbers = [number for number, _ in read if number is not None]
     if numbers and sorted(numbers) != list(range(min(numbers), min(numbers) + len(numbers))):
-        return readings, ORDER_BROKEN.format(numbers=", ".join(map(str, numbers)), first=min(numbers),
-                                             last=min(numbers) + len(numbers) - 1)
+        return readings, Reason.ORDER_BROKEN.flag(numbers=", ".join(map(str, numbers)), first=min(numbers),
+                                                  last=min(numbers) + len(numbers) - 1)
     order = sorted(range(len(numbers)), key=lambda i: numbers[i])
     return replace(readings, pages=tuple(readings.pages[i] for i in order)), None
 
@@ -125,7 +125,7 @@ def _first_few(names: list[str]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
-def mirrored_print_note(readings: Readings) -> list[str]:
+def mirrored_print_note(readings: Readings) -> list[Flag]:
     """A note naming the pages of a mirrored print (off squares on the left, points 1 to 12 left to right),
     read as printed: a person should know the squares were taken the other way round."""
     names = _page_names(readings)
@@ -135,16 +135,14 @@ def mirrored_print_note(readings: Readings) -> list[str]:
         return []
     shown = _first_few(mirrored)
     verb = "is" if len(mirrored) == 1 else "are"
-    note = (f"pages: {shown} {verb} of a mirrored print (off squares on the left, point numbers 1 to 12 left to "
-            "right): read as printed")
-    return [note]
+    return [Reason.MIRRORED_PRINT.flag(pages=shown, verb=verb)]
 
 
 #: How a page found from its lines, lying turned in the image, says so in its readings ("lines, turned 90").
 TURNED_METHOD = ", turned "
 
 
-def turned_page_note(readings: Readings) -> list[str]:
+def turned_page_note(readings: Readings) -> list[Flag]:
     """A note naming the pages of another print found turned (on their side or upside down) and read turned back:
     a person checking a page should know it was not read as it lies."""
     names = _page_names(readings)
@@ -153,10 +151,10 @@ def turned_page_note(readings: Readings) -> list[str]:
     if not turned:
         return []
     shown = _first_few(turned)
-    return [f"pages: {shown} {'was' if len(turned) == 1 else 'were'} turned in the image: read turned back"]
+    return [Reason.TURNED_PAGE.flag(pages=shown, verb="was" if len(turned) == 1 else "were")]
 
 
-def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[str]:
+def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[Flag]:
     """Pages given twice: notes for the match, none when every page is a sheet of its own.
 
     A file (or a page of one) named twice, and two pages whose boards read
@@ -174,7 +172,7 @@ def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[s
     from digitise.notation.readings import written_page_number
 
     names = _page_names(readings)
-    notes = []
+    notes: list[Flag] = []
     number, sure = written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)
     if number is not None and number > 1 and sure >= FIRST_PAGE_SURE:
         # A later page surely numbered lower: the pile is out of order, not short.
@@ -182,17 +180,18 @@ def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[s
                       if (found := written_page_number(page))[0] is not None and found[0] < number
                       and found[1] >= FIRST_PAGE_SURE), None)
         if lower is not None:
-            notes.append(f"pages: not in the order of their numbers (the first, {names[0]}, is numbered {number}, "
-                         f"and {names[lower]} {written_page_number(readings.pages[lower])[0]}): give them in "
-                         + ("order" if ordered_by_header else "order, or add --order header"))
+            notes.append(Reason.PAGES_NOT_IN_ORDER.flag(
+                first=names[0], number=number, later=names[lower],
+                later_number=written_page_number(readings.pages[lower])[0],
+                advice="order" if ordered_by_header else "order, or add --order header"))
         else:
             missing = "is page 1" if number == 2 else f"are pages 1 to {number - 1}"
-            notes.append(f"pages: the first page, {names[0]}, is numbered {number}: {missing} missing?")
+            notes.append(Reason.FIRST_PAGE_NUMBERED.flag(first=names[0], number=number, missing=missing))
     first: dict[tuple[str, int], int] = {}
     for k, page in enumerate(readings.pages):
         key = (page.source, page.page)
         if key in first:
-            notes.append(f"pages: {names[k]} is given twice (as pages {first[key] + 1} and {k + 1} of the match)")
+            notes.append(Reason.PAGE_TWICE.flag(page=names[k], first=first[key] + 1, again=k + 1))
         else:
             first[key] = k
     # A page naming other players, read surely: a page of another match in the pile. Its boards may read
@@ -203,8 +202,8 @@ def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[s
         ref_k, ref = players[agreeing.index(max(agreeing))]
         for k, named in players:
             if not _same_players(named, ref):
-                notes.append(f"pages: {names[k]} names the players {named[0]} and {named[1]}, {names[ref_k]} "
-                             f"{ref[0]} and {ref[1]}: a page of another match?")
+                notes.append(Reason.PLAYERS_DIFFER.flag(page=names[k], bottom=named[0], top=named[1], other=names[ref_k],
+                                                        other_bottom=ref[0], other_top=ref[1]))
     marks = [_marks_read(page) for page in readings.pages]
     for j, later in enumerate(marks):
         for i in range(j):
@@ -212,7 +211,6 @@ def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[s
                 continue
             alike = sum(1 for a, b in zip(marks[i], later, strict=False) if a == b and len(a) > 2)
             if alike >= ALIKE_BOARDS:
-                notes.append(f"pages: {names[i]} and {names[j]} read alike, board for board: "
-                             "one sheet scanned twice?")
+                notes.append(Reason.PAGES_ALIKE.flag(first=names[i], second=names[j]))
                 break
     return notes

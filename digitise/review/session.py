@@ -46,8 +46,8 @@ from digitise.solve.corrections import (
     save_corrections,
     unfitting,
 )
+from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason, codes_of
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
-from digitise.solve.search import AFTER_THE_END, LOW_CONFIDENCE, MISFIT_REASON
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,9 @@ def default_solver(report: Mapping[str, Any]) -> Solver:
 
     return run
 
+
+#: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
+_NOT_WHY = frozenset({Reason.CORRECTION_MISFIT.code, Reason.LOW_CONFIDENCE.code})
 
 #: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
 #: resignation, or a double and its answer).
@@ -483,14 +486,16 @@ class ReviewSession:
 
     def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
         """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "source_files", "page_errors", "players", "length", "scan_notes", "mat",
-                    "roster", "adaptation"):
+        for key in ("readings", "sources", "source_files", "page_errors", "players", "length", "scan_notes",
+                    "scan_note_codes", "mat", "roster", "adaptation"):
             if key in self.report and key not in report:
                 report[key] = self.report[key]
         # The scan's own notes (the page order kept) stay true whatever the corrections.
-        kept = [n for n in self.report.get("scan_notes") or [] if n not in report.get("notes", [])]
+        kept = [(n, code) for n, code in zip(self.report.get("scan_notes") or [], codes_of(self.report, "scan_notes"),
+                                              strict=True) if n not in report.get("notes", [])]
         if kept:
-            report["notes"] = [*report.get("notes", []), *kept]
+            report["note_codes"] = [*codes_of(report, "notes"), *(code for _, code in kept)]
+            report["notes"] = [*report.get("notes", []), *(n for n, _ in kept)]
         return report
 
     def boards(self) -> dict[tuple[int, int], BoardSource]:
@@ -641,20 +646,20 @@ class ReviewSession:
         else:
             named, length = self.header.over(told.players, told.length)
             players = list(named) if named else None
-        notes = [str(n) for n in self.report.get("notes") or []]
+        notes = set(codes_of(self.report, "notes"))
 
-        def source(reviewed: object, given: object, doubt: str) -> str:
+        def source(reviewed: object, given: object, doubt: frozenset[Reason]) -> str:
             if reviewed is not None:
                 return "review"
             if given is not None:
                 return "scan"
-            return "unsure" if any(n.startswith(doubt) for n in notes) else "header"
+            return "unsure" if any(reason.code in notes for reason in doubt) else "header"
 
         return {
             "players": players,
             "length": length,
-            "players_from": source(self.header.players, told.players, "player names"),
-            "length_from": source(self.header.length, told.length, "match length"),
+            "players_from": source(self.header.players, told.players, PLAYER_NOTES),
+            "length_from": source(self.header.length, told.length, LENGTH_NOTES),
             "reviewed": self.header.to_json(),
         }
 
@@ -1004,7 +1009,7 @@ class ReviewSession:
                 refused = [(p, b, turn) for (p, b, _), turn in turns_by_board(new_report) if (p, b) in bad]
                 places = sorted(bad, key=lambda place: (place != changed, place))
                 named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in places)
-                ended = [turn for _, _, turn in refused if AFTER_THE_END in turn.get("reasons", ())]
+                ended = [turn for _, _, turn in refused if Reason.AFTER_THE_END.code in codes_of(turn)]
                 if ended:
                     raise CorrectionRefused(f"page {ended[0]['page']} board {ended[0]['board']} comes after the end "
                                             "of the match: it cannot hold a turn; nothing was changed")
@@ -1026,8 +1031,8 @@ class ReviewSession:
                 # What the solver found wrong there ("arrow where no double is allowed"), when it says.
                 why: dict[tuple[int, int], list[str]] = {}
                 for p, b, turn in refused:
-                    for reason in turn.get("reasons", ()):
-                        if reason not in (MISFIT_REASON, LOW_CONFIDENCE) and reason not in why.setdefault((p, b), []):
+                    for reason, code in zip(turn.get("reasons", ()), codes_of(turn), strict=True):
+                        if code not in _NOT_WHY and reason not in why.setdefault((p, b), []):
                             why[(p, b)].append(reason)
                 header_now = self._match_header()
                 for p, b in places:

@@ -21,6 +21,11 @@ doubt, reasons for a person to review it.
 
 The report
 ----------
+:attr:`SolveResult.solved` holds it as typed values (:mod:`digitise.solve.report_types`: ``Report``,
+``Game``, ``Turn``, ``Candidate``, ``Skipped``, ``Summary``; reasons and notes as
+:class:`~digitise.solve.reasons.Flag`); :attr:`SolveResult.report` is its JSON object, made from them,
+described by the schema generated from the same types (``docs/report.schema.json``) and read back by
+``Report.from_json``. In JSON:
 ``{"games": [...], "skipped": [...], "summary": {...}}``. Each game is
 ``{"number", "turns", "winner": "top"|"bottom"|null, "points"}`` (``points``
 as won, not capped; ``null`` for a game the readings do not finish). Each turn:
@@ -40,7 +45,10 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   :data:`REVIEW_EXPECTED_WRONG`), "the game's end was not recorded
   ...", "the page numbers jump from N to M before this page: a page
   missing?", "the board does not continue this game ..." and "the page does
-  not continue this match ...: left out" in ``skipped``);
+  not continue this match ...: left out" in ``skipped``); ``reason_codes``: beside
+  ``reasons``, one stable code each (``"low-confidence"``, ``"page-gap"``, ...:
+  :class:`~digitise.solve.reasons.Reason` lists them all, with what to do
+  about each); a program keys on the codes, a person reads the texts;
 * ``follows``: ``{"page", "board"}`` of an earlier flagged board this turn's
   position rests on (it is not flagged itself: correcting that board
   re-decodes it), else null;
@@ -60,10 +68,12 @@ as won, not capped; ``null`` for a game the readings do not finish). Each turn:
   seen by the turn's player (the player on roll in the ID).
 
 ``skipped`` lists boards that record no turn but are flagged (a blank board
-inside a game). ``summary``: boards, games, turns, flagged (turns and boards
+inside a game): ``page``, ``board``, ``flagged``, ``reasons`` and ``reason_codes``. ``summary``: boards, games, turns, flagged (turns and boards
 set aside), set_aside (boards in ``skipped`` that are flagged), mean_confidence.
 ``notes``: doubts about the whole match (a name or the length made up, a
-gap in the page numbers written: a page missing, or pages out of order).
+gap in the page numbers written: a page missing, or pages out of order), with
+``note_codes`` beside them as ``reason_codes`` beside ``reasons`` (a scan's own
+notes are also in ``scan_notes``, with ``scan_note_codes``).
 ``prior``: what weighed the plays (GNU Backgammon's net and its version, or
 nothing): the same readings solve differently with and without it.
 
@@ -101,12 +111,35 @@ from digitise.solve.page_order import (
     extra_pages,
     page_gaps,
 )
+from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report import REVIEW_EXPECTED_WRONG, report_to_json
+from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
 from digitise.solve.solver import NO_GAME, NO_TURNS, REVIEW_BELOW, solve
 from digitise.solve.strangers import STRANGER_REASON
 
-__all__ = ["DEFAULT_PLAYERS", "EXTRA_REASON", "GAP_REASON", "LENGTH_AGREED", "LENGTH_SURE", "NO_GAME", "NO_TURNS",
-           "ORDER_ALONE_SURE", "ORDER_REASON", "ORDER_SURE", "REVIEW_BELOW", "REVIEW_EXPECTED_WRONG",
-           "STRANGER_REASON", "SolveResult", "extra_pages", "page_gaps", "parse_correction", "parse_corrections",
-           "report_to_json", "solve"]
+__all__ = [
+    "DEFAULT_PLAYERS",
+    "EXTRA_REASON",
+    "GAP_REASON",
+    "LENGTH_AGREED",
+    "LENGTH_SURE",
+    "NO_GAME",
+    "NO_TURNS",
+    "ORDER_ALONE_SURE",
+    "ORDER_REASON",
+    "ORDER_SURE",
+    "REVIEW_BELOW",
+    "REVIEW_EXPECTED_WRONG",
+    "STRANGER_REASON",
+    "Flag",
+    "Reason",
+    "Report",
+    "SolveResult",
+    "extra_pages",
+    "page_gaps",
+    "parse_correction",
+    "parse_corrections",
+    "report_to_json",
+    "solve",
+]

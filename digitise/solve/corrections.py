@@ -40,7 +40,7 @@ from digitise.errors import DigitiseError, InputError, short
 from digitise.fileio import beside, json_document, load_json, read_text, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
-from digitise.solve.search import AFTER_THE_END, MISFIT_REASON
+from digitise.solve.reasons import Reason, codes_of
 
 FORMAT = "digitise-corrections"
 #: The version written; 1 (no "match" part) and 2 (no "pages") are read as well.
@@ -323,8 +323,8 @@ def check_pages(kept: CorrectionsFile, scanned: Sequence[tuple[str, int]], path:
         raise InputError(f"made on other pages ({named}), not these: is it the corrections file of another "
                          "match? (Each page is known by its file's name and size.)", Path(path))
     differ = sorted(name for name, _ in now - made_on)
-    return (f"corrections: {Path(path).name} was made on pages that differ from these ("
-            f"{', '.join(differ) if differ else 'some are not given'}): check the corrected turns of those pages")
+    return Reason.CORRECTIONS_OTHER_PAGES.flag(name=Path(path).name,
+                                              differ=", ".join(differ) if differ else "some are not given").text
 
 
 def load_corrections(path: str | Path) -> Corrections:
@@ -404,9 +404,9 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
     seen: dict[tuple[int, int], list[str]] = {}
     for game in report.get("games", []):
         for turn in game.get("turns", []):
-            seen.setdefault((turn.get("page"), turn.get("board")), []).extend(turn.get("reasons", []))
+            seen.setdefault((turn.get("page"), turn.get("board")), []).extend(codes_of(turn))
     for skipped in report.get("skipped", []):
-        seen.setdefault((skipped.get("page"), skipped.get("board")), []).extend(skipped.get("reasons", []))
+        seen.setdefault((skipped.get("page"), skipped.get("board")), []).extend(codes_of(skipped))
     boards = {tuple(b) for b in report.get("boards", [])} if "boards" in report else None
     bad = []
     for key in sorted(corrections):
@@ -414,7 +414,7 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
         present = reasons is not None or (boards is not None and key in boards)
         if not present and corrections[key].strip().lower() == "blank":
             continue  # a blank board has no turn: nothing to check it against
-        if not present or MISFIT_REASON in (reasons or []) or AFTER_THE_END in (reasons or []):
+        if not present or {Reason.CORRECTION_MISFIT.code, Reason.AFTER_THE_END.code} & set(reasons or []):
             bad.append(key)
     return bad
 

@@ -8,17 +8,16 @@ from typing import Any
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import writable_name
 from digitise.notation.readings import Readings
+from digitise.solve.reasons import Reason
 from digitise.solve.roster import roster_name
 
 DEFAULT_PLAYERS = ("Bottom", "Top")
 
 
-PLAYERS_UNKNOWN = ("player names: not given and not read from any page header; written as "
-                   f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
-PLAYERS_ALIKE = ("player names: the headers give one name for both players; written as "
-                 f"{DEFAULT_PLAYERS[0]} and {DEFAULT_PLAYERS[1]}")
-PLAYERS_ONE = "player names: the {side} player's name was not read from any page header; written as {name}"
-NOT_ON_ROSTER = "player names: {name!r}, as read from the page headers, is no entrant of the roster: check it"
+PLAYERS_UNKNOWN = Reason.PLAYERS_UNKNOWN.text
+PLAYERS_ALIKE = Reason.PLAYERS_ALIKE.text
+PLAYERS_ONE = Reason.PLAYER_UNKNOWN.text
+NOT_ON_ROSTER = Reason.NOT_ON_ROSTER.text
 
 
 def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:

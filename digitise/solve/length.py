@@ -8,6 +8,7 @@ from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.explain import _search
 from digitise.solve.prior import PlayPrior
+from digitise.solve.reasons import Reason
 from digitise.solve.search import (
     FOREIGN,
     Cache,
@@ -17,27 +18,23 @@ from digitise.solve.search import (
 )
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
-LENGTH_UNKNOWN = "match length: not given and not read from any page header; written as 0 (unlimited)"
+LENGTH_UNKNOWN = Reason.LENGTH_UNKNOWN.text
 #: A length the headers give with less confidence than this in all (summed over pages), or with less
 #: than this share of it against other lengths read, is written with a note, and each other length read
 #: is tried against the games (:data:`LENGTHS_WEIGHED`): a wrong length changes the match's end and its
 #: Crawford game, and only the boards after a misread end show it.
 LENGTH_SURE = 0.5
 LENGTH_AGREED = 0.6
-LENGTH_UNSURE = ("match length: read as {length} from the page headers, but not surely (confidence {support:.2f}, "
-                 "{share:.0%} of what was read): check it, or give the length (--length)")
+LENGTH_UNSURE = Reason.LENGTH_UNSURE.text
 #: At most this many of the lengths read (most voted first, the vote's own among them) are solved when unsure.
 LENGTHS_WEIGHED = 3
 #: How much better (log) the games must fit another length read to overrule the vote: a board set
 #: aside (``search.FOREIGN``). A longer match is the looser one (a later end, another Crawford game),
 #: so it can fit a little better by chance alone: a stray mark in the Crawford game taken for a double.
 LENGTH_EVIDENCE = -FOREIGN
-LENGTH_FROM_GAMES = ("match length: the page headers read {voted}, but not surely, and the games recorded fit a "
-                     "{length}-point match better: written as {length}; check it, or give the length (--length)")
+LENGTH_FROM_GAMES = Reason.LENGTH_FROM_GAMES.text
 #: A length the games outrun: boards with writing after the match was won, which a longer match explains.
-LENGTH_OVERRUN = ("match length: {length}{source}, but {boards} boards with writing follow the end of a {length}-point "
-                  "match (set aside); the games recorded fit a {fits}-point match: if that is its length, give it "
-                  "(--length {fits})")
+LENGTH_OVERRUN = Reason.LENGTH_OVERRUN.text
 #: Longer lengths tried, at most, when the games outrun the match.
 OVERRUN_TRIED = 3
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from digitise.notation.readings import Readings, written_page_number
+from digitise.solve.reasons import Flag, Reason
 from digitise.solve.search import (
     Node,
 )
@@ -17,7 +18,7 @@ GAP_SURE = 0.5
 #: ... and around a gap beside the pile's first or last page, where one side has no page to confirm it.
 GAP_EDGE_SURE = 0.94
 #: The reason on the first turn after a gap in the page numbers, and the match's note.
-GAP_REASON = "the page numbers jump from {before} to {after} before this page: a page missing?"
+GAP_REASON = Reason.PAGE_GAP.text
 #: Page numbers read this surely, each once, within as many as there are pages, but not ascending: the
 #: pile is out of order (low enough to see most swapped pages, with no pile in order taken for one).
 ORDER_SURE = 0.6
@@ -25,22 +26,16 @@ ORDER_SURE = 0.6
 #: (then a misread of that one number explains the pile as well as a page out of place does).
 ORDER_ALONE_SURE = 0.9
 #: The reason on the first turn of the first page out of its place, and the match's note.
-ORDER_REASON = "the pages are out of order (their numbers read {numbers}): this one is numbered {number}"
-ORDER_NOTE = ("pages: the page numbers written ({numbers}) are each there once but out of order: the first turn of "
-              "{where}, numbered {number}, is flagged, and the rest of the match rests on it. Give the pages in "
-              "order, or add --order header")
-GAP_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}: "
-            "{missing} missing? The first turn after the gap is flagged, and the rest of the match rests on it")
+ORDER_REASON = Reason.PAGE_OUT_OF_ORDER.text
+ORDER_NOTE = Reason.PAGES_OUT_OF_ORDER.text
+GAP_NOTE = Reason.PAGES_GAP.text
 #: A jump whose missing numbers are read on other pages of the pile: the pages are out of order.
-DISORDER_NOTE = ("pages: the page numbers written jump from {before} to {after} between {where}, and {found} "
-                 "later in the pile: the pages are out of order? Give them in order, or add --order header")
+DISORDER_NOTE = Reason.PAGES_DISORDER.text
 #: A page between two whose numbers follow each other (each confirmed by its other neighbour): a page too many.
-EXTRA_REASON = "this page sits between pages numbered {before} and {after}: a page from another match?"
-EXTRA_NOTE = ("pages: {where} sits between pages numbered {before} and {after}, which follow each other: is it from "
-              "another match, or given twice? Its first turn is flagged, and the rest of the match rests on it")
+EXTRA_REASON = Reason.PAGE_EXTRA.text
+EXTRA_NOTE = Reason.PAGES_EXTRA.text
 #: The reason and note for a page the solver left out as another match's.
-STRANGER_NOTE = ("pages: {where} does not continue this match (a page from another match?): left out, its boards "
-                 "listed as skipped in the report")
+STRANGER_NOTE = Reason.PAGES_LEFT_OUT.text
 
 
 def _page_numbers(readings: Readings) -> tuple[list[tuple[int | None, float]], list[int | None]]:
@@ -113,8 +108,8 @@ def _pile_names(readings: Readings, left: int, right: int) -> str:
     return f"pages {left} and {right} of the pile" + (f" ({files})" if files else "")
 
 
-def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], frozenset[int], list[str],
-                                                dict[int, str]]:
+def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], frozenset[int], list[Flag],
+                                                dict[int, Flag]]:
     """What the written page numbers say of the pile: its gaps, its own pages, notes, and the places (in the
     pile, from 1) whose first turn is flagged, with the reason.
 
@@ -126,18 +121,18 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
     """
     read, numbers = _page_numbers(readings)
     gaps: dict[int, tuple[int, int]] = {}
-    notes: list[str] = []
+    notes: list[Flag] = []
     for at, (before, after) in sorted(page_gaps(readings).items()):
         where = _pile_names(readings, at - 1, at)
         elsewhere = sorted({n for n in numbers if n is not None and before < n < after})
         if elsewhere:
             found = ("page " if len(elsewhere) == 1 else "pages ") + ", ".join(map(str, elsewhere)) + (
                 " comes" if len(elsewhere) == 1 else " come")
-            notes.append(DISORDER_NOTE.format(before=before, after=after, where=where, found=found))
+            notes.append(Reason.PAGES_DISORDER.flag(before=before, after=after, where=where, found=found))
             continue
         gaps[at] = (before, after)
         missing = f"page {before + 1}" if after == before + 2 else f"pages {before + 1} to {after - 1}"
-        notes.append(GAP_NOTE.format(before=before, after=after, where=where, missing=missing))
+        notes.append(Reason.PAGES_GAP.flag(before=before, after=after, where=where, missing=missing))
     own: set[int] = set()
     for k, number in enumerate(numbers):
         if number is None:
@@ -146,7 +141,7 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         right = k + 1 < len(numbers) and numbers[k + 1] == number + 1
         if (left and right) or (left and k + 2 in gaps) or (right and k + 1 in gaps):
             own.add(k + 1)
-    marks = {at: GAP_REASON.format(before=before, after=after) for at, (before, after) in gaps.items()}
+    marks = {at: Reason.PAGE_GAP.flag(before=before, after=after) for at, (before, after) in gaps.items()}
     placed = [(k, n) for k, (n, how) in enumerate(read, 1) if n is not None and how >= ORDER_SURE]
     numbers_read = [n for _, n in placed]
     lowest = min(numbers_read, default=0)
@@ -165,12 +160,12 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
         misread = len(steps) == 1 and min(steps) + at >= 1
         if not misread or read[at - 1][1] >= ORDER_ALONE_SURE:
             shown = "(" + ", ".join("?" if n is None or how < ORDER_SURE else str(n) for n, how in read) + ")"
-            marks.setdefault(at, ORDER_REASON.format(numbers=shown, number=number))
-            if not any("out of order?" in note for note in notes):
-                notes.append(ORDER_NOTE.format(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
+            marks.setdefault(at, Reason.PAGE_OUT_OF_ORDER.flag(numbers=shown, number=number))
+            if not any(note.reason is Reason.PAGES_DISORDER for note in notes):
+                notes.append(Reason.PAGES_OUT_OF_ORDER.flag(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
     for at, (before, after) in sorted(extra_pages(readings).items()):
-        marks.setdefault(at, EXTRA_REASON.format(before=before, after=after))
-        notes.append(EXTRA_NOTE.format(where=_pile_page(readings, at), before=before, after=after))
+        marks.setdefault(at, Reason.PAGE_EXTRA.flag(before=before, after=after))
+        notes.append(Reason.PAGES_EXTRA.flag(where=_pile_page(readings, at), before=before, after=after))
     return gaps, frozenset(own), notes, marks
 
 
@@ -185,19 +180,19 @@ class _GapMarks:
     """Where the pile's page numbers show a page missing or out of place, for flagging the first turn there."""
 
     #: The place in the pile (from 1) whose first turn is flagged, with the reason.
-    gaps: Mapping[int, str]
+    gaps: Mapping[int, Flag]
     #: The sheet (place in the pile, from 1) of each board solved.
     sheets: Sequence[int]
     #: Boards (page, board) a reviewer corrected.
     corrected: frozenset[tuple[int, int]]
 
-    def flagged(self, path: list[Node], places: list[tuple[int, int]]) -> dict[int, str]:
+    def flagged(self, path: list[Node], places: list[tuple[int, int]]) -> dict[int, Flag]:
         """The first turn (move or double) at or after each gap, by node id, with its reason.
 
         None where a reviewer corrected a board from the gap up to that turn:
         they have looked at it.
         """
-        out: dict[int, str] = {}
+        out: dict[int, Flag] = {}
         boards = [node for node in path if node.board is not None]
         for gap, reason in sorted(self.gaps.items()):
             seen_correction = False

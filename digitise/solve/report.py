@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from digitise.game.match import MatchState
@@ -15,9 +16,23 @@ from digitise.game.rules import Roll
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.length import _after_the_end
 from digitise.solve.page_order import _GapMarks
+from digitise.solve.reasons import Flag, Reason
+from digitise.solve.report_types import (
+    Candidate,
+    Game,
+    Place,
+    Report,
+    Result,
+    SideName,
+    Skipped,
+    Summary,
+    Turn,
+    TurnAction,
+)
 from digitise.solve.result import SolveResult
 from digitise.solve.search import (
     AFTER_THE_END,
+    GAME_DOES_NOT_END,
     LOW_CONFIDENCE,
     POOR_FIT,
     Event,
@@ -42,6 +57,15 @@ _KIND = {"move": ActionKind.MOVE, "double": ActionKind.DOUBLE, "take": ActionKin
          "drop": ActionKind.DROP, "resign": ActionKind.RESIGN}
 
 
+def _candidate(summary: tuple[object, ...], probability: float, why: tuple[str, ...]) -> Candidate:
+    """A candidate decision as the report shows it, with its probability and how it compares."""
+    shown = _summary_text(summary)
+    result = shown.get("result")
+    return Candidate(shown["action"], shown["move"], shown["dice"], shown.get("player"), shown.get("answer"),
+                     Result(result["winner"], result["points"]) if result is not None else None,
+                     probability, why)
+
+
 def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     """A candidate decision as the report shows it."""
     out: dict[str, Any] = {"action": "blank", "move": "", "dice": None}
@@ -50,7 +74,7 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
         i = summary.index("move")
         roll = summary[i + 2]
         out.update(action="move", player=_side_name(summary[i + 1]),
-                   dice=[roll.high, roll.low] if isinstance(roll, Roll) else None,
+                   dice=(roll.high, roll.low) if isinstance(roll, Roll) else None,
                    move=str(summary[i + 3]) if summary[i + 3] is not None else "")
     elif "double" in kinds:
         i = summary.index("double")
@@ -71,6 +95,11 @@ def _summary_text(summary: tuple[object, ...]) -> dict[str, Any]:
     return out
 
 
+_SIDE_NAMES: dict[Side, SideName] = {Side.BOTTOM: "bottom", Side.TOP: "top"}
+_TURN_ACTIONS: dict[str, TurnAction] = {"move": "move", "double": "double", "take": "take", "drop": "drop",
+                                        "resign": "resign"}
+
+
 def _side_name(side: object) -> str | None:
     return side.value if isinstance(side, Side) else None
 
@@ -79,10 +108,10 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
            players: tuple[str, str], review_below: float,
            gaps: _GapMarks | None = None) -> SolveResult:
     games: list[GameRecord] = []
-    report_games: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    report_games: list[Game] = []
+    skipped: list[Skipped] = []
     actions: list[Action] = []
-    turns: list[dict[str, Any]] = []
+    turns: list[Turn] = []
     state = MatchState(length)
     last_double_place: tuple[int, int] | None = None
     # The first turn after a gap in the page numbers: nothing on the boards may show the pages
@@ -99,10 +128,9 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
         doubtful = exact < review_below
         reasons = list(node.tags)
         ev = evidence[node.board] if node.board is not None else None
-        candidates = [
-            {**_summary_text(summary), "probability": round(p, 4), "reasons": list(why)}
-            for summary, p, why in weighed_alternatives(node)
-        ] if node.board is not None else []
+        candidates = tuple(
+            _candidate(summary, round(p, 4), why) for summary, p, why in weighed_alternatives(node)
+        ) if node.board is not None else ()
         board_actions = [e for e in node.events if e.kind in _KIND]
         if node.board is not None and not board_actions:
             if ev is not None and node.fit < POOR_FIT and not reasons:
@@ -112,34 +140,34 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
                     # Not a names board: the match was over, so no turn could be read there at all.
                     reasons.append(AFTER_THE_END)
                 else:
-                    reasons.append("the marks fit no turn: set aside" if any(e.kind == "blank" for e in node.events)
-                                   else "the marks fit no turn: read as a names board")
+                    reasons.append(Reason.SET_ASIDE.flag() if any(e.kind == "blank" for e in node.events)
+                                   else Reason.NAMES_BOARD.flag())
             if reasons:
-                skipped.append({"page": place[0], "board": place[1], "flagged": True, "reasons": reasons})
+                skipped.append(skipped_board(place, reasons))
             continue
         if ev is not None and doubtful:
             reasons.append(LOW_CONFIDENCE)
         elif ev is not None and id(node) in costly:
-            reasons.append(f"{costly[id(node)]} later turns rest on this board, and it is not sure enough for that")
+            reasons.append(Reason.RESTING_ON_BOARD.flag(turns=costly[id(node)]))
         if id(node) in after_gap:
             reasons.append(after_gap[id(node)])
-        if ev is not None and node.fit < POOR_FIT and "illegal move recorded" not in reasons:
+        illegal = any(reason.reason is Reason.ILLEGAL_MOVE for reason in reasons)
+        if ev is not None and node.fit < POOR_FIT and not illegal:
             main = [e.kind for e in node.events if e.kind in ("move", "double")]
-            reasons.append("no legal play explains the marks" if main == ["move"] or not main
-                           else "the marks do not fit a double")
-        elif ev is not None and misread_doubt(node) and "illegal move recorded" not in reasons:
-            reasons.append("the marks fit only if a cell was misread")
+            reasons.append(Reason.NO_LEGAL_PLAY.flag() if main == ["move"] or not main
+                           else Reason.NOT_A_DOUBLE.flag())
+        elif ev is not None and misread_doubt(node) and not illegal:
+            reasons.append(Reason.MISREAD_CELL.flag())
         # An unreadable centre says why a doubtful board is in doubt; where the rest of the board and
         # the rules leave its dice no rival (confidence above the bar) it is no reason to review it.
         if ev is not None and ev.centre_unreadable and doubtful:
-            reasons.append("unreadable centre")
+            reasons.append(Reason.UNREADABLE_CENTRE.flag())
         follows = inherited.get(id(node))
         for event in node.events:
             if event.kind == "end":
                 assert event.player is not None and event.value is not None
                 games.append(GameRecord(len(games) + 1, state.score, tuple(actions), event.player, event.value))
-                report_games.append({"number": len(games), "turns": turns, "winner": event.player.value,
-                                     "points": event.value})
+                report_games.append(Game(len(games), tuple(turns), _SIDE_NAMES[event.player], event.value))
                 state = state.after_game(event.player, event.value)
                 actions, turns = [], []
                 continue
@@ -157,13 +185,12 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
     if actions:
         games.append(GameRecord(len(games) + 1, state.score, tuple(actions), None, None))
         if turns:
-            turns[-1]["flagged"] = True
-            if "game does not end" not in turns[-1]["reasons"]:
-                turns[-1]["reasons"].append("game does not end")
-        report_games.append({"number": len(games), "turns": turns, "winner": None, "points": None})
+            last = turns[-1]
+            turns[-1] = replace(last, flagged=True, reasons=last.reasons + (
+                () if GAME_DOES_NOT_END in last.reasons else (GAME_DOES_NOT_END,)))
+        report_games.append(Game(len(games), tuple(turns), None, None))
     match = MatchRecord(length, players, tuple(games))
-    report = {"games": report_games, "skipped": skipped,
-              "summary": _summary(report_games, skipped, len(evidence))}
+    report = Report(tuple(report_games), tuple(skipped), _summary(report_games, skipped, len(evidence)))
     return SolveResult(match, report)
 
 
@@ -298,7 +325,7 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
         # A game end the marks do not show moves every later game's boards, scores and
         # Crawford game: the rest of the match rests on it.
         # So does a missing page: the game it cut has an unknown end, and the match's score after it.
-        restart = any(tag.startswith("the game's end was not recorded") for tag in node.tags) or id(node) in doubted
+        restart = any(tag.reason is Reason.GAME_END_UNRECORDED for tag in node.tags) or id(node) in doubted
         # Once an earlier board's doubt reached the path's end, every later turn already names its board.
         if (unknown or restart) and not to_end:
             # The rest of this game (of the match, after a guessed game end) rests on the doubtful board.
@@ -350,47 +377,53 @@ def _action(event: Event) -> Action:
     return Action(event.player, kind)
 
 
-def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[str],
-          candidates: list[dict[str, Any]], follows: tuple[int, int] | None = None) -> dict[str, Any]:
+def _turn(event: Event, action: Action, place: tuple[int, int], conf: float, reasons: list[Flag],
+          candidates: tuple[Candidate, ...], follows: tuple[int, int] | None = None) -> Turn:
     before: Position | None = event.before
     after = before
     if event.kind == "move" and event.play is not None and event.play.steps:
         after = event.play.result
-    turn_reasons = list(dict.fromkeys(reasons))
+    turn_reasons = tuple(dict.fromkeys(reasons))
     assert event.player is not None
-    return {
-        "page": place[0],
-        "board": place[1],
-        "player": event.player.value,
-        "action": event.kind,
-        "dice": [event.roll.high, event.roll.low] if event.roll is not None else None,
-        "move": str(action.play) if action.play is not None else "",
-        "points": event.value if event.kind == "resign" else None,
-        "confidence": conf,
-        "flagged": bool(turn_reasons),
-        "reasons": turn_reasons,
-        "candidates": candidates if event.kind in ("move", "double") else [],
+    return Turn(
+        page=place[0],
+        board=place[1],
+        player=_SIDE_NAMES[event.player],
+        action=_TURN_ACTIONS[event.kind],
+        dice=(event.roll.high, event.roll.low) if event.roll is not None else None,
+        move=str(action.play) if action.play is not None else "",
+        points=event.value if event.kind == "resign" else None,
+        confidence=conf,
+        flagged=bool(turn_reasons),
+        reasons=turn_reasons,
+        candidates=candidates if event.kind in ("move", "double") else (),
         # Not flagged itself, but only as right as that flagged earlier board: correcting it re-decodes this.
-        "follows": {"page": follows[0], "board": follows[1]} if follows is not None else None,
-        "position_before": before.position_id() if before is not None else None,
-        "position_after": after.position_id() if after is not None else None,
-    }
+        follows=Place(follows[0], follows[1]) if follows is not None else None,
+        position_before=before.position_id() if before is not None else None,
+        position_after=after.position_id() if after is not None else None,
+    )
 
 
-def _summary(games: list[dict[str, Any]], skipped: list[dict[str, Any]], boards: int) -> dict[str, Any]:
-    turns = [t for g in games for t in g["turns"]]
-    set_aside = sum(1 for s in skipped if s["flagged"])
-    return {
-        "boards": boards,
-        "games": len(games),
-        "turns": len(turns),
+def skipped_board(place: tuple[int, int], reasons: list[Flag]) -> Skipped:
+    """A board that records no turn but is flagged, as the report's ``skipped`` lists it."""
+    return Skipped(place[0], place[1], True, tuple(reasons))
+
+
+def _summary(games: Sequence[Game], skipped: Sequence[Skipped], boards: int) -> Summary:
+    turns = [t for g in games for t in g.turns]
+    set_aside = sum(1 for s in skipped if s.flagged)
+    return Summary(
+        boards=boards,
+        games=len(games),
+        turns=len(turns),
         # Turns and boards set aside alike: what the review page lists, and what the exit code follows.
-        "flagged": sum(1 for t in turns if t["flagged"]) + set_aside,
-        "set_aside": set_aside,
-        "mean_confidence": round(sum(t["confidence"] for t in turns) / len(turns), 4) if turns else 1.0,
-    }
+        flagged=sum(1 for t in turns if t.flagged) + set_aside,
+        set_aside=set_aside,
+        mean_confidence=round(sum(t.confidence for t in turns) / len(turns), 4) if turns else 1.0,
+    )
 
 
-def report_to_json(report: Mapping[str, Any]) -> str:
-    """The report as deterministic JSON text."""
-    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+def report_to_json(report: Report | Mapping[str, Any]) -> str:
+    """The report (or its JSON object, with the keys a scan adds) as deterministic JSON text."""
+    doc = report.to_json() if isinstance(report, Report) else report
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from digitise.game.record import MatchRecord
+from digitise.solve.report_types import Report
 
 
 @dataclass(frozen=True, slots=True)
 class SolveResult:
-    """The solved match and the report of every turn (see :func:`solve`)."""
+    """The solved match and the report of every turn (see :func:`solve`).
+
+    ``solved`` is the report as typed values; ``report`` its JSON object, made once from it, to which a scan
+    adds keys of its own (the page files, its notes) before writing it.
+    """
 
     match: MatchRecord
-    report: dict[str, Any]
+    solved: Report
+    report: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "report", self.solved.to_json())
 
     @property
     def flagged(self) -> int:
         """How many turns (and boards) are flagged for review."""
-        return int(self.report["summary"]["flagged"])
+        return self.solved.summary.flagged

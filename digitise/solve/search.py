@@ -34,6 +34,7 @@ from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import point_of_cell, result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
 from digitise.solve.prior import PlayPrior
+from digitise.solve.reasons import Flag, Reason
 
 #: Hypotheses kept after each board, and how far below the best one may fall: wide and shallow, as a
 #: misread that leaves a checker off is explained as well as the truth for many boards, a nat or two behind.
@@ -47,7 +48,7 @@ ILLEGAL_MOVE = -10.0
 ILLEGAL_RESULT = -1.0
 UNFINISHED = -6.0
 #: The tag of the end of readings that stop in the middle of a game.
-GAME_DOES_NOT_END = "game does not end"
+GAME_DOES_NOT_END = Reason.GAME_DOES_NOT_END.flag()
 #: When no explanation of a board scores above this, a new game is tried, at this cost.
 RESTART_WHEN = -7.0
 RESTART = -10.0
@@ -56,11 +57,11 @@ UNPLAYED_GAME = -3.0
 #: The cost of a board after the match is over.
 AFTER_MATCH = -10.0
 #: The reason on a board whose correction the solver could not honour (the review refuses such a change).
-MISFIT_REASON = "correction does not fit"
+MISFIT_REASON = Reason.CORRECTION_MISFIT.flag()
 #: The reason on a board flagged because it is not sure enough.
-LOW_CONFIDENCE = "low confidence"
+LOW_CONFIDENCE = Reason.LOW_CONFIDENCE.flag()
 #: The tag of a board read as a turn after the match was won (a correction cannot put one there).
-AFTER_THE_END = "a board after the end of the match"
+AFTER_THE_END = Reason.AFTER_THE_END.flag()
 #: The cost of reading a board as the turn after a missing one.
 MISSING = -10.0
 #: The cost of setting a board aside as not belonging to the game (a stray page).
@@ -193,7 +194,7 @@ class Node:
     )
 
     def __init__(self, parent: Node | None, board: int | None, summary: Summary, events: tuple[Event, ...],
-                 state: State, local: float, score: float, tags: tuple[str, ...], fit: float | None = None) -> None:
+                 state: State, local: float, score: float, tags: tuple[Flag, ...], fit: float | None = None) -> None:
         self.parent = parent
         self.board = board
         self.summary = summary
@@ -286,7 +287,7 @@ class _Option:
     events: tuple[Event, ...]
     #: The state after the board, or how to make it: most options die unbuilt.
     state: State | Callable[[], State]
-    tags: tuple[str, ...]
+    tags: tuple[Flag, ...]
     #: How likely a player is to choose this (log, <= 0): kept apart from ``local``, which says
     #: how well the marks fit and decides what is flagged as unexplained.
     prior: float = 0.0
@@ -529,7 +530,7 @@ class Searcher:
             if survivor.best > -math.inf:
                 _settle(parent, summary, score + (survivor.best - survivor.score))
 
-    def finish(self, state: State) -> tuple[tuple[Event, ...], float, tuple[str, ...]]:
+    def finish(self, state: State) -> tuple[tuple[Event, ...], float, tuple[Flag, ...]]:
         """What the end of the readings implies: a double never answered was dropped."""
         if state.pending is not None:
             doubler = state.pending
@@ -556,7 +557,7 @@ class Searcher:
         in_game = state.on_roll is not None
         blank_local = ev.score({}) + (BLANK_IN_GAME if in_game else 0.0)
         options.append(_Option(("blank",), blank_local, (Event("blank"),), state,
-                                ("blank board inside a game",) if in_game else ()))
+                                (Reason.BLANK_IN_GAME.flag(),) if in_game else ()))
         if not in_game and state.pending is None:
             options.append(_Option(("letters",), ev.letters_score, (Event("letters"),), state, ()))
         self.doubled = False
@@ -576,7 +577,7 @@ class Searcher:
             # An arrow that cannot be a legal double: every reading of the board leaves it unexplained.
             for option in options:
                 if not any(e.kind == "double" for e in option.events):
-                    option.tags = option.tags + ("arrow where no double is allowed",)
+                    option.tags = option.tags + (Reason.ARROW_NO_DOUBLE.flag(),)
         if in_game and state.pending is None and thorough and forced is None:
             best = max((o.local for o in options), default=0.0)
             if best < RESTART_WHEN:
@@ -585,7 +586,7 @@ class Searcher:
                 if FOREIGN >= floor:
                     # A board from another match (a stray page): it records nothing of this game.
                     options.append(_Option(("foreign",), FOREIGN, (Event("blank"),), state,
-                                           ("the board does not continue this game (a page missing, or one from another match?)",)))
+                                           (Reason.NOT_THIS_GAME.flag(),)))
         if state.match.is_over:
             # Boards after the match was won: a misread result ended it too early, or they
             # belong to another match.
@@ -613,7 +614,7 @@ class Searcher:
         self._explain_turn(skipped, (Event("skip", state.on_roll),), "missing", ev, options, floor - MISSING, True)
         for option in options[start:]:
             option.local += MISSING
-            option.tags = option.tags + ("a board seems to be missing before this one",)
+            option.tags = option.tags + (Reason.BOARD_MISSING.flag(),)
 
     def _restart(self, state: State, ev: BoardEvidence, options: list[_Option], floor: float) -> None:
         """Nothing in this game explains the board: perhaps the game ended unrecorded and a new one begins.
@@ -635,7 +636,7 @@ class Searcher:
                            True)
         for option in options[start:]:
             option.local += RESTART
-            option.tags = option.tags + ("the game's end was not recorded: a new game seems to start here",)
+            option.tags = option.tags + (Reason.GAME_END_UNRECORDED.flag(),)
 
     def _answers(self, state: State) -> Iterable[tuple[tuple[Event, ...], State, str]]:
         """The answer to a pending double (take or drop), then the closed-out skip."""
@@ -790,7 +791,7 @@ class Searcher:
             for points, prior, why in _resign_values(ev, cell, state, winner):
                 local = ev.score({cell: number_digits(points)}) + prior + (UNPLAYED_GAME if unplayed else 0.0)
                 if unplayed:
-                    why = (*why, "a game conceded before its first roll")
+                    why = (*why, Reason.CONCEDED_UNPLAYED.flag())
                 events = pre + (Event("resign", winner.opponent, before=_view(state, winner.opponent), value=points),
                                 Event("end", winner, value=points))
                 options.append(_Option((pre_name, "resign", winner, points), local, events,
@@ -800,7 +801,7 @@ class Searcher:
     def _add_move(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, roll: Roll,
                   play: Play | None, cells: dict[str, tuple[int, ...]], local: float, illegal: bool,
                   ev: BoardEvidence, results: Sequence[tuple[str, list[tuple[int, float]]]],
-                  options: list[_Option], why: tuple[str, ...] = ()) -> float:
+                  options: list[_Option], why: tuple[Flag, ...] = ()) -> float:
         """Add the move (and a resignation after it, if a result square is read); the best score.
 
         ``play`` must be legal (``None`` only when the roll cannot be played):
@@ -813,7 +814,7 @@ class Searcher:
         before = state.pos
         after = play.result if play is not None else before
         move = Event("move", side, roll, play, before, illegal=illegal)
-        tags = (("illegal move recorded",) if illegal else ()) + why
+        tags = ((Reason.ILLEGAL_MOVE.flag(),) if illegal else ()) + why
         summary: Summary = (pre_name, "move", side, roll, PlayKey(play))
         if after.mine[OFF] == CHECKERS:
             value = game_value(after) or 1
@@ -897,9 +898,8 @@ class Searcher:
         # The .mat must stay legal (GNU Backgammon replays it): the nearest legal play is written
         # and followed, and the reason says which.
         chosen = nearest_play(play, legal, lambda q: ev.score(turn_cells(side, roll, q)))
-        shown = f"the marks show {roll}: {play}"
-        why = (f"{shown}; written as the nearest legal play {roll}: {chosen}" if chosen is not None
-               else f"{shown}; {roll} cannot be played legally: written as no play",)
+        why = (Reason.ILLEGAL_MOVE_WRITTEN_AS.flag(roll=roll, shown=play, chosen=chosen) if chosen is not None
+               else Reason.ILLEGAL_MOVE_UNPLAYABLE.flag(roll=roll, shown=play),)
         self._add_move(state, pre, pre_name, side, roll, chosen, cells, local, True, ev, [], options, why)
 
     def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
@@ -935,7 +935,7 @@ def legal_results(cube: int, needs: int) -> tuple[int, ...]:
 
 
 def result_values(ev: BoardEvidence, cell: str, cube: int,
-                  legal: Sequence[int]) -> list[tuple[int, float, tuple[str, ...]]]:
+                  legal: Sequence[int]) -> list[tuple[int, float, tuple[Flag, ...]]]:
     """The values ``cell`` may be read as: (points, prior, reasons), every one legal.
 
     When the reader's best guess is not among ``legal`` (resignations are
@@ -950,13 +950,12 @@ def result_values(ev: BoardEvidence, cell: str, cube: int,
         return [(points, 0.0, ()) for points in values]
     listed = {points for points, _ in read}
     nearest = min(abs(points - written) for points in values)
-    out: list[tuple[int, float, tuple[str, ...]]] = []
+    out: list[tuple[int, float, tuple[Flag, ...]]] = []
     for points in values:
         if points in listed:
             out.append((points, 0.0, ()))
             continue
-        why = (f"result square reads {written}, not a legal value with the cube at {cube} "
-               f"(cube x 1, 2 or 3): {points} used")
+        why = Reason.ILLEGAL_RESULT.flag(written=written, cube=cube, points=points)
         # The square is taken as written (the marks fit), then replaced by a legal value: so
         # reading it so beats leaving it unexplained, and scores stay <= 0.
         extra = (abs(points - written) - nearest) / max(written, 1)
@@ -966,7 +965,7 @@ def result_values(ev: BoardEvidence, cell: str, cube: int,
 
 
 def _resign_values(ev: BoardEvidence, cell: str, state: State,
-                   winner: Side) -> list[tuple[int, float, tuple[str, ...]]]:
+                   winner: Side) -> list[tuple[int, float, tuple[Flag, ...]]]:
     """:func:`result_values` of a resignation at ``state``'s cube, won by ``winner``."""
     return result_values(ev, cell, state.cube.value, legal_results(state.cube.value, state.match.needs(winner)))
 
@@ -1117,11 +1116,13 @@ def nearest_play(play: Play, legal: Sequence[Play], fit: Callable[[Play], float]
     return ranked[0] if ranked else None
 
 
+#: The reasons of a board explained only by a repair.
+_REPAIRS = frozenset({Reason.GAME_END_UNRECORDED, Reason.BOARD_MISSING, Reason.ILLEGAL_MOVE})
+
+
 def troubled(node: Node) -> bool:
     """A board the explanation ``node`` fits badly or explains only by a repair."""
-    return node.local < POOR_FIT or any(
-        tag.startswith(("the game's end was not recorded", "a board seems to be missing", "illegal move"))
-        for tag in node.tags)
+    return node.local < POOR_FIT or any(tag.reason in _REPAIRS for tag in node.tags)
 
 
 def _prune(final: Node) -> None:

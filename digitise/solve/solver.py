@@ -4,49 +4,39 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from digitise.game.record import MatchRecord
 from digitise.notation.readings import Readings
 from digitise.solve.correction_text import parse_correction
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.explain import _search
-from digitise.solve.header import (
-    DEFAULT_PLAYERS,
-    NOT_ON_ROSTER,
-    PLAYERS_ALIKE,
-    PLAYERS_ONE,
-    PLAYERS_UNKNOWN,
-    _header,
-)
+from digitise.solve.header import DEFAULT_PLAYERS, _header
 from digitise.solve.length import (
     LENGTH_AGREED,
     LENGTH_EVIDENCE,
-    LENGTH_FROM_GAMES,
-    LENGTH_OVERRUN,
     LENGTH_SURE,
-    LENGTH_UNKNOWN,
-    LENGTH_UNSURE,
     LENGTHS_WEIGHED,
     _length_played,
     _overrun,
 )
 from digitise.solve.page_order import (
-    EXTRA_NOTE,
-    STRANGER_NOTE,
     _GapMarks,
     _page_sequence,
     _pile_page,
     extra_pages,
 )
 from digitise.solve.prior import PlayPrior, default_prior
-from digitise.solve.report import _build, _summary
+from digitise.solve.reasons import Flag, Reason
+from digitise.solve.report import _build, _summary, skipped_board
+from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
 from digitise.solve.search import (
     Cache,
     Forced,
     best_path,
 )
-from digitise.solve.strangers import STRANGER_REASON, _leave_out_strangers
+from digitise.solve.strangers import _leave_out_strangers
 
 #: Turns less sure than this are flagged for review.
 REVIEW_BELOW = 0.98
@@ -95,20 +85,20 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
             evidence.append(BoardEvidence(board))
             sheets.append(page_number)
     header = _header(readings, roster)
-    notes: list[str] = []
+    notes: list[Flag] = []
     _, protected, gap_notes, pile_marks = _page_sequence(readings)
     notes += gap_notes
     #: Other lengths to weigh against the games recorded: only what the headers read, and only when unsure.
     others: list[int] = []
-    unsure = ""
+    unsure: Flag | None = None
     given = length is not None
     if length is None:
         length = header.get("length", 0)
         if "length" not in header:
-            notes.append(LENGTH_UNKNOWN)
+            notes.append(Reason.LENGTH_UNKNOWN.flag())
         elif header["length_support"] < LENGTH_SURE or header["length_share"] < LENGTH_AGREED:
-            unsure = LENGTH_UNSURE.format(length=length, support=header["length_support"],
-                                          share=header["length_share"])
+            unsure = Reason.LENGTH_UNSURE.flag(length=length, support=header["length_support"],
+                                               share=header["length_share"])
             notes.append(unsure)
             others = header["lengths"][1:LENGTHS_WEIGHED]
     if players is None:
@@ -116,11 +106,11 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
         if "one_player" in header:
             players = header["one_player"]
             missing = header["missing"]
-            notes.append(PLAYERS_ONE.format(side=("bottom", "top")[missing], name=players[missing]))
+            notes.append(Reason.PLAYER_UNKNOWN.flag(side=("bottom", "top")[missing], name=players[missing]))
         elif "players" not in header:
-            notes.append(PLAYERS_ALIKE if header.get("alike") else PLAYERS_UNKNOWN)
+            notes.append(Reason.PLAYERS_ALIKE.flag() if header.get("alike") else Reason.PLAYERS_UNKNOWN.flag())
         if roster:
-            notes += [NOT_ON_ROSTER.format(name=name) for name in players
+            notes += [Reason.NOT_ON_ROSTER.flag(name=name) for name in players
                       if name not in roster and name not in DEFAULT_PLAYERS]
     forced: dict[int, Forced] = {}
     for key, text in (corrections or {}).items():
@@ -130,7 +120,7 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
                 forced[i] = spec
     if not evidence:
         match = MatchRecord(length, players, ())
-        return _noted(SolveResult(match, {"games": [], "skipped": [], "summary": _summary([], [], 0)}), notes)
+        return _noted(SolveResult(match, Report((), (), _summary([], [], 0))), notes)
     prior = prior if prior is not None else default_prior()
     cache = Cache()
     final = _search(evidence, length, forced, prior, cache=cache)
@@ -143,62 +133,55 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
         if trial.score > final.score + LENGTH_EVIDENCE:
             final, length = trial, other
     if length != voted:
-        notes[notes.index(unsure)] = LENGTH_FROM_GAMES.format(voted=voted, length=length)
+        assert unsure is not None
+        notes[notes.index(unsure)] = Reason.LENGTH_FROM_GAMES.flag(voted=voted, length=length)
     overrun = _overrun(best_path(final))
     if overrun and length > 0:
         fits = _length_played(evidence, forced, prior, cache, final.score, length, header.get("lengths", []))
         if fits is not None:
             # Not written as that length: the boards after the end may as well be another match's pages put
             # after this one's, which a longer match would take in silently. They stay set aside and flagged.
-            notes.append(LENGTH_OVERRUN.format(length=length, boards=overrun, fits=fits,
-                                               source=" as given" if given else " as read from the page headers"))
+            notes.append(Reason.LENGTH_OVERRUN.flag(length=length, boards=overrun, fits=fits,
+                                                    source=" as given" if given else " as read from the page headers"))
     final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
     result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
                     review_below, _GapMarks(pile_marks, [sheets[i] for i in kept],
                                             frozenset((int(key[0]), int(key[1])) for key in (corrections or {}))))
+    report = result.solved
     if len(kept) < len(evidence):
         left_out = set(range(len(evidence))) - set(kept)
-        result.report["skipped"] = sorted(
-            result.report["skipped"] + [
-                {"page": places[i][0], "board": places[i][1], "flagged": True, "reasons": [STRANGER_REASON]}
-                for i in sorted(left_out) if evidence[i].listed],
-            key=lambda s: (s["page"], s["board"]))
-        result.report["summary"] = _summary(result.report["games"], result.report["skipped"], len(evidence))
+        skipped = sorted(
+            [*report.skipped,
+             *(skipped_board(places[i], [Reason.PAGE_LEFT_OUT.flag()]) for i in sorted(left_out) if evidence[i].listed)],
+            key=lambda s: (s.page, s.board))
+        report = replace(report, skipped=tuple(skipped), summary=_summary(report.games, skipped, len(evidence)))
         extra = extra_pages(readings)
         for sheet in sorted({sheets[i] for i in left_out}):
             where = _pile_page(readings, sheet)
             if sheet in extra:
                 # Its page numbers' note said its first turn is flagged: it has no turn now.
                 before, after = extra[sheet]
-                notes.remove(EXTRA_NOTE.format(where=where, before=before, after=after))
-            notes.append(STRANGER_NOTE.format(where=where))
-    result.report["prior"] = prior.described
-    return _noted(result, notes, evidence)
+                notes.remove(Reason.PAGES_EXTRA.flag(where=where, before=before, after=after))
+            notes.append(Reason.PAGES_LEFT_OUT.flag(where=where))
+    return _noted(SolveResult(result.match, replace(report, prior=prior.described)), notes, evidence)
 
 
-NO_TURNS = "no move was found on these pages: is anything recorded on them?"
-NO_GAME = ("no legal game explains the marks: {boards} boards hold writing, but no move read from them can be "
-           "played from the start; are these the pages of one match, in order?")
+NO_TURNS = Reason.NO_TURNS.text
+NO_GAME = Reason.NO_GAME.text
 
 
-#: A record that stops before its match is over: the last pages may be missing (or the length is wrong).
-GAME_UNFINISHED = ("the record ends in game {game}, before it was won ({score}): a page missing at the end?")
-MATCH_UNFINISHED = ("the record ends at {score}, before either player reached {length} points: pages missing at "
-                    "the end, or a shorter match (--length)?")
-
-
-def _record_end(match: MatchRecord) -> str | None:
+def _record_end(match: MatchRecord) -> Flag | None:
     """A note when ``match`` stops before it is over: its last game not won, or nobody at the length."""
     if not match.games:
         return None
     last = match.games[-1]
     score = last.score
     if last.winner is None:
-        return GAME_UNFINISHED.format(game=last.number, score=_score_text(match.players, score.bottom, score.top))
+        return Reason.GAME_UNFINISHED.flag(game=last.number, score=_score_text(match.players, score.bottom, score.top))
     if last.points is not None:
         score = score.add(last.winner, last.points)
     if match.length > 0 and max(score.bottom, score.top) < match.length:
-        return MATCH_UNFINISHED.format(score=_score_text(match.players, score.bottom, score.top), length=match.length)
+        return Reason.MATCH_UNFINISHED.flag(score=_score_text(match.players, score.bottom, score.top), length=match.length)
     return None
 
 
@@ -207,7 +190,7 @@ def _score_text(players: tuple[str, str], bottom: int, top: int) -> str:
     return f"{players[0]} {bottom}, {players[1]} {top}"
 
 
-def _noted(result: SolveResult, notes: list[str], evidence: Sequence[BoardEvidence] = ()) -> SolveResult:
+def _noted(result: SolveResult, notes: list[Flag], evidence: Sequence[BoardEvidence] = ()) -> SolveResult:
     """``result`` with the match-wide doubts (``notes``, and a match with no turn) in its report.
 
     A match with no turn found says whether its boards (``evidence``) were blank or held
@@ -219,15 +202,13 @@ def _noted(result: SolveResult, notes: list[str], evidence: Sequence[BoardEviden
     """
     from digitise.notation.mat import with_closed_out_dances
 
-    if not result.report["summary"]["turns"]:
+    if not result.solved.summary.turns:
         # Nothing written, or writing that no game from the start can follow.
         written = sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed))
-        notes = [*notes, NO_GAME.format(boards=written) if written else NO_TURNS]
+        notes = [*notes, Reason.NO_GAME.flag(boards=written) if written else Reason.NO_TURNS.flag()]
     else:
         ending = _record_end(result.match)
         notes = [*notes, ending] if ending else notes
-    result.report["notes"] = notes
     filled = with_closed_out_dances(result.match, fill_gaps=True)
-    result.report["closed_out"] = sum(len(a.actions) - len(b.actions)
-                                      for a, b in zip(filled.games, result.match.games, strict=True))
-    return result
+    closed_out = sum(len(a.actions) - len(b.actions) for a, b in zip(filled.games, result.match.games, strict=True))
+    return SolveResult(result.match, replace(result.solved, notes=tuple(notes), closed_out=closed_out))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.explain import _search
 from digitise.solve.prior import PlayPrior
+from digitise.solve.reasons import Reason
 from digitise.solve.search import (
     FOREIGN,
     Cache,
@@ -16,7 +17,7 @@ from digitise.solve.search import (
 
 #: The cost of setting a whole page aside as belonging to another match.
 STRANGER_PAGE = -25.0
-STRANGER_REASON = "the page does not continue this match (a page from another match?): left out"
+STRANGER_REASON = Reason.PAGE_LEFT_OUT.text
 #: Pages tried as strangers, at most, per match.
 STRANGER_TRIES = 2
 #: Boards after a suspect page that weigh whether it belongs to the match: enough that a search

@@ -256,7 +256,7 @@ def test_a_blank_board_inside_a_game_is_skipped_and_flagged() -> None:
     found = compare(match, result.match, result.report)
     assert found.right == found.turns and found.results_wrong == 0
     assert result.report["skipped"] == [{"page": 3, "board": 5, "flagged": True,
-                                         "reasons": ["blank board inside a game"]}]
+                                         "reasons": ["blank board inside a game"], "reason_codes": ["blank-in-game"]}]
     assert result.report["summary"]["flagged"] == 1
 
 
@@ -340,8 +340,9 @@ def test_an_illegal_move_recorded_is_written_as_the_nearest_legal_play() -> None
     for option in options:
         move = next(e for e in option.events if e.kind == "move")
         assert move.illegal and move.roll == roll and move.play is not None and move.play.result in legal
-        assert "illegal move recorded" in option.tags
-        assert f"the marks show 65: 4/0; written as the nearest legal play 65: {move.play}" in option.tags
+        said = [tag.text for tag in option.tags]
+        assert "illegal move recorded" in said
+        assert f"the marks show 65: 4/0; written as the nearest legal play 65: {move.play}" in said
     assert str(next(e for e in options[0].events if e.kind == "move").play) == "4/0 1/0"
 
 
@@ -1390,14 +1391,15 @@ def test_a_pile_out_of_order_is_not_a_missing_page() -> None:
     and no turn is flagged for a gap."""
     from digitise.solve.page_order import _page_sequence
 
-    gaps, own, notes, _ = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
-    assert gaps == {}
+    gaps, own, flags, _ = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
+    notes = [flag.text for flag in flags]
+    assert gaps == {} and [flag.code for flag in flags] == ["pages-disorder"] * 2
     assert len(notes) == 2 and all("out of order?" in n and "--order header" in n for n in notes)
     assert "pages 3, 4 come later in the pile" in notes[0]
     # Pages numbered in step with both neighbours, or with the one away from a gap, are the pile's own.
-    gaps, own, notes, _ = _page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
+    gaps, own, flags, _ = _page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
     assert gaps == {4: (3, 5)} and own == {2, 3, 4, 5}
-    assert notes == [("pages: the page numbers written jump from 3 to 5 between pages 3 and 4 of the pile "
+    assert [flag.text for flag in flags] == [("pages: the page numbers written jump from 3 to 5 between pages 3 and 4 of the pile "
                       "(p3.png, p4.png): page 4 missing? The first turn after the gap is flagged, and the rest of "
                       "the match rests on it")]
 
@@ -1408,9 +1410,9 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
     wrong unflagged (the pages were read as the game going on, wrong, and nothing said)."""
     from digitise.solve.page_order import _page_sequence
 
-    gaps, _, notes, marks = _page_sequence(_numbered([1, 2, 4, 3, 5]))
-    assert gaps == {} and list(marks) == [3]
-    assert notes == [("pages: the page numbers written (1, 2, 4, 3, 5) are each there once but out of order: the "
+    gaps, _, flags, marks = _page_sequence(_numbered([1, 2, 4, 3, 5]))
+    assert gaps == {} and list(marks) == [3] and marks[3].code == "page-out-of-order"
+    assert [flag.text for flag in flags] == [("pages: the page numbers written (1, 2, 4, 3, 5) are each there once but out of order: the "
                       "first turn of page 3 of the pile (p3.png), numbered 4, is flagged, and the rest of the match "
                       "rests on it. Give the pages in order, or add --order header")]
     assert _page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.3))[3] == {}  # numbers read unsurely show nothing

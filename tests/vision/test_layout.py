@@ -111,7 +111,7 @@ def test_a_written_page_of_another_print_scanned_turned_is_read_turned_back(name
     assert right >= 7
     reading, _ = analyse_page(PageImage("other.png", 1, image), [load_template("a4")], header=False)
     note = f"pages: other.png ({turned} degrees) was turned in the image: read turned back"
-    assert turned_page_note(Readings((reading,))) == [note]
+    assert [flag.text for flag in turned_page_note(Readings((reading,)))] == [note]
     assert bool(mirrored_print_note(Readings((reading,)))) == other.mirrored
 
 
