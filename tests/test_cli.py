@@ -930,15 +930,15 @@ def _disk_full_for(monkeypatch: pytest.MonkeyPatch, full: Callable[[Path], bool]
     """The pipeline's atomic writes fail as on a full disk for the outputs ``full`` picks."""
     from digitise.errors import OutputError
     from digitise.fileio import write_atomic as real_write
-    from digitise.pipeline import batch_run, convert
+    from digitise.pipeline import batch_run, convert, layout, steps
 
     def full_disk(path: Path, content: str | bytes, *, overwrite: bool = False) -> Path:
         if full(Path(path)):
             raise OutputError("cannot write: No space left on device", path)
         return real_write(path, content, overwrite=overwrite)
 
-    # Each module that writes a batch's or a match's files holds its own name for it.
-    for module in (convert, batch_run):
+    # Each module of the pipeline that writes files holds its own name for it.
+    for module in (convert, steps, batch_run, layout):
         monkeypatch.setattr(module, "write_atomic", full_disk)
 
 

@@ -759,7 +759,7 @@ def test_no_more_workers_than_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_a_match_with_no_turn_is_refused_with_the_solvers_reason() -> None:
     """Writing no game from the start can follow (the wrong pages): said, and no .mat GNU Backgammon refuses."""
     from digitise.game.record import MatchRecord
-    from digitise.pipeline.convert import _some_turn_found
+    from digitise.pipeline.steps import some_turn_found as _some_turn_found
     from digitise.solve import Reason, Report, SolveResult
     from digitise.solve.report_types import Summary
 

@@ -4,7 +4,8 @@
 (:mod:`digitise.solve`). ``batch`` runs ``scan`` for every match found in a
 folder, in worker processes, and never lets one bad file stop the others.
 
-Its modules: :mod:`~digitise.pipeline.convert` (one match: ``scan``, ``read``, ``solve``),
+Its modules: :mod:`~digitise.pipeline.convert` (one match: ``scan``, ``read``, ``solve``) and its
+:mod:`~digitise.pipeline.steps`, :mod:`~digitise.pipeline.options` (``ScanOptions``, ``ScanSummary``),
 :mod:`~digitise.pipeline.notes` (notes on the pages), :mod:`~digitise.pipeline.jobs` (a batch's matches
 found), :mod:`~digitise.pipeline.batch_run` (``batch``), :mod:`~digitise.pipeline.executors` (worker
 processes or a cluster), :mod:`~digitise.pipeline.summary` (``summary.json`` and ``.csv``),
@@ -18,11 +19,8 @@ from digitise.pipeline.batch_run import batch
 from digitise.pipeline.convert import (
     GC_YOUNG_THRESHOLD,
     ReadSummary,
-    ScanOptions,
-    ScanSummary,
     load_roster,
     read_to_file,
-    readings_beside,
     scan,
     solve_readings,
 )
@@ -80,7 +78,9 @@ from digitise.pipeline.notes import (
     page_notes,
     turned_page_note,
 )
+from digitise.pipeline.options import ScanOptions, ScanSummary
 from digitise.pipeline.progress import is_terminal, pages_held
+from digitise.pipeline.steps import readings_beside
 from digitise.pipeline.summary import (
     CSV_COLUMNS,
     BatchInterrupted,

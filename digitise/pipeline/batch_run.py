@@ -10,7 +10,6 @@ from pathlib import Path
 
 from digitise.errors import DigitiseError, OutputError
 from digitise.fileio import make_folder, write_atomic
-from digitise.pipeline.convert import ScanOptions, readings_beside
 from digitise.pipeline.executors import Executor, _executor, _stops_remembered, run_job
 from digitise.pipeline.jobs import (
     MATCH_FILE_SUFFIXES,
@@ -21,6 +20,8 @@ from digitise.pipeline.jobs import (
     find_jobs,
 )
 from digitise.pipeline.locks import PAGES_LOCK_NAME, _batch_lock, _mutex_of, batch_page_memory
+from digitise.pipeline.options import ScanOptions
+from digitise.pipeline.steps import readings_beside
 from digitise.pipeline.summary import (
     BatchInterrupted,
     BatchSummary,

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from digitise.errors import DigitiseError, ExitCode, OptionError
-from digitise.pipeline.convert import ScanOptions, scan
+from digitise.pipeline.convert import scan
 from digitise.pipeline.jobs import Job, JobResult, _written_meanwhile
 from digitise.pipeline.locks import PageBudget
+from digitise.pipeline.options import ScanOptions
 
 if TYPE_CHECKING:
     from digitise.cluster import Channel, Cluster

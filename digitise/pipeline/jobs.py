@@ -12,7 +12,7 @@ from typing import NamedTuple
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key, real_path, why_absent
 from digitise.game.record import MatchOutcome
-from digitise.pipeline.convert import _count_of, _set_aside
+from digitise.pipeline.options import _count_of, _set_aside
 
 #: Files that hold a whole match's pages (one match per file in a batch).
 MATCH_FILE_SUFFIXES = frozenset({".pdf", ".tif", ".tiff"})
