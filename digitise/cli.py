@@ -320,6 +320,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     from digitise.pipeline import (
         NAMES_SHOWN,
         BatchInterrupted,
+        BatchProgress,
         ScanOptions,
         is_terminal,
         listed_names,
@@ -329,56 +330,22 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     from digitise.pipeline import batch as run_batch
 
     entrants = _roster(roster)
-
-    bar = None
-    terminal = is_terminal()
-    pages_found = 0
-
-    def started(total: int) -> None:
-        nonlocal bar, pages_found
-        pages_found = total
-        if terminal:
-            bar = _page_bar(total)
-
-    # Pages counted so far per match: the bar moves a page at a time, and a match's end makes up
-    # the pages it never read (a bad file), so the bar ends at its total.
-    counted: dict[str, int] = {}
-    ended: set[str] = set()
-
-    def page_read(name: str) -> None:
-        if name in ended:
-            return
-        counted[name] = counted.get(name, 0) + 1
-        # A reader gone (`batch ... 2>&1 | head`) costs only these lines: main() guards the streams.
-        if bar is not None:
-            bar.update(1)
-        else:
-            # A log (cron, a service): a plain line a page, so a long PDF is seen to go on.
-            _say(f"page {sum(counted.values())} of {pages_found} read ({name})")
-
-    def progress(result: Any) -> None:
-        ended.add(result.name)
-        if bar is not None:
-            bar.update(max(0, result.pages - counted.get(result.name, 0)))
-        else:
-            _say(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})")
-
+    view = _BatchShown(is_terminal())
+    told = BatchProgress(view)
     try:
         with _stopped_by_sigterm():
             summary = run_batch(input_dir, output_dir, ScanOptions(length=length, template=template, order=order,
                                                                    overwrite=force, roster=entrants,
                                                                    roster_file=roster, adapt=not no_adapt),
-                                jobs=jobs, scheduler=scheduler, progress=progress,
-                                page_progress=page_read, started=started)
+                                jobs=jobs, scheduler=scheduler, progress=told.match_ended,
+                                page_progress=told.page_read, started=told.started)
     except BatchInterrupted as stop:
-        if bar is not None:
-            bar.close()
+        view.close()
         left = stop.summary.counts.get("interrupted", 0)
         _say(f"digitise: interrupted: {_count(left, 'match', 'matches')} not converted (listed in "
              f"{summary_path(output_dir)}); the same command again converts them and skips the rest")
         raise SystemExit(130) from None
-    if bar is not None:
-        bar.close()
+    view.close()
     written = "" if summary.summary_error else \
         f"; summary in {summary_path(output_dir)} and {summary_csv_path(output_dir)}"
     # Counted in matches: "2 flagged" alone read as two turns.
@@ -419,6 +386,36 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     if summary.summary_error is not None:
         _say(f"digitise: error: {summary.summary_error.message}")
     raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
+
+
+class _BatchShown:
+    """A batch's progress on stderr: a bar on a terminal; elsewhere (a log: cron, a service) a plain line a page,
+    so a long PDF is seen to go on, and a line a match."""
+
+    def __init__(self, terminal: bool) -> None:
+        self.terminal = terminal
+        self.bar: Any = None
+
+    def found(self, pages: int) -> None:
+        if self.terminal:
+            self.bar = _page_bar(pages)
+
+    def page_read(self, step: int, read: int, found: int, match: str) -> None:
+        # A reader gone (`batch ... 2>&1 | head`) costs only these lines: main() guards the streams.
+        if self.bar is not None:
+            self.bar.update(step)
+        else:
+            _say(f"page {read} of {found} read ({match})")
+
+    def match_ended(self, result: JobResult, step: int) -> None:
+        if self.bar is not None:
+            self.bar.update(step)
+        else:
+            _say(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _match_said(r: JobResult) -> str:

@@ -537,6 +537,34 @@ def test_batch_tells_of_every_page_as_it_is_read(tmp_path: Path, jobs: int) -> N
         assert max(i for i, event in enumerate(told) if event == ("page", name)) < end
 
 
+def test_batch_progress_counts_pages_to_the_total_found() -> None:
+    """A bar moves a page at a time; a match's end makes up the pages it never read, and a page told after its
+    end is not counted, so the count ends at the pages found."""
+    from digitise.pipeline import BatchProgress
+
+    shown: list[tuple[object, ...]] = []
+
+    class View:
+        def found(self, pages: int) -> None:
+            shown.append(("found", pages))
+
+        def page_read(self, step: int, read: int, found: int, match: str) -> None:
+            shown.append(("page", step, read, found, match))
+
+        def match_ended(self, result: JobResult, step: int) -> None:
+            shown.append(("end", result.name, step))
+
+    told = BatchProgress(View())
+    told.started(5)
+    told.page_read("m1")
+    told.page_read("m2")
+    told.match_ended(JobResult("m1", "failed", 3))
+    told.page_read("m1")  # a worker's late word: m1 has ended
+    told.match_ended(JobResult("m2", "done", 2))
+    assert shown == [("found", 5), ("page", 1, 1, 5, "m1"), ("page", 1, 2, 5, "m2"), ("end", "m1", 2),
+                     ("end", "m2", 1)]
+
+
 def test_a_pdf_match_counts_its_pages_and_tells_each_as_it_is_read(tmp_path: Path) -> None:
     """The real scan through the batch: one PDF of five pages is five pages, told one by one."""
     pdf = Path(__file__).resolve().parent.parent / "samples" / "chen-dana" / "medium" / "pages.pdf"

@@ -79,7 +79,7 @@ from digitise.pipeline.notes import (
     turned_page_note,
 )
 from digitise.pipeline.options import ScanOptions, ScanSummary
-from digitise.pipeline.progress import is_terminal, pages_held
+from digitise.pipeline.progress import BatchProgress, BatchView, is_terminal, pages_held
 from digitise.pipeline.steps import readings_beside
 from digitise.pipeline.summary import (
     CSV_COLUMNS,
@@ -124,7 +124,9 @@ __all__ = [
     "UNREAD_IMAGE_SUFFIXES",
     "WATCH_SECONDS",
     "BatchInterrupted",
+    "BatchProgress",
     "BatchSummary",
+    "BatchView",
     "Executor",
     "FoundMatches",
     "Job",
