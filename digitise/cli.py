@@ -113,6 +113,7 @@ class _Workflow(click.Group):
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug logging.")
 def cli(verbose: bool) -> None:
     """Read handwritten backgammon recording notes into .mat match files."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import LOG_FORMAT
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format=LOG_FORMAT)
@@ -131,6 +132,7 @@ ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a h
 
 
 def _roster(path: Path | None) -> tuple[str, ...]:
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import load_roster
 
     return load_roster(path) if path else ()
@@ -139,6 +141,7 @@ def _roster(path: Path | None) -> tuple[str, ...]:
 def _players(value: str | None) -> tuple[str, str] | None:
     if value is None:
         return None
+    # imported here: keeps `digitise --help` light (notation, ~15 ms)
     from digitise.notation.mat import players_problem
 
     parts = [p.strip() for p in value.split(",")]
@@ -168,6 +171,7 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
          template: str | None, order: str, corrections: Path | None, roster: Path | None, no_adapt: bool,
          force: bool, exit_zero: bool) -> None:
     """Read PAGES (one match) and write its .mat, flagging unsure turns."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import ScanOptions
     from digitise.pipeline import scan as run_scan
 
@@ -247,6 +251,7 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
 
 def _page_bar(total: int | None, *, leave: bool = True) -> Any:
     """A progress bar on stderr (a terminal), a step a page read; ``leave=False``: gone once closed."""
+    # imported here: keeps `digitise --help` light (tqdm)
     from tqdm import tqdm
 
     # A terminal that says it is 0 x 0 (a console never told its size: `docker exec -t`, a serial line)
@@ -262,6 +267,7 @@ def _pages_shown(pages: Sequence[Path]) -> Iterator[Callable[[], None] | None]:
 
     The bar is gone once the pages are read, so the summary or the one-line error stands alone.
     """
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import is_terminal, pages_held
 
     if not is_terminal():
@@ -317,6 +323,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
           order: str, roster: Path | None, no_adapt: bool, force: bool, exit_zero: bool,
           scheduler: str | None) -> None:
     """Convert every match in INPUT_DIR (a sub-folder of pages or a PDF each) into OUTPUT_DIR."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import (
         NAMES_SHOWN,
         BatchInterrupted,
@@ -480,6 +487,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 @_reports_errors
 def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bool) -> None:
     """Print the blank recording note (PDF or PNG), or its geometry (--json)."""
+    # imported here: keeps `digitise --help` light (NumPy, OpenCV)
     from digitise.notation.template import load_template
     from digitise.sheet.printing import write_template
 
@@ -508,6 +516,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 def layout(page: Path, output: Path, overlay: Path | None, name: str | None, force: bool) -> None:
     """Fit the boards of a note of another print (no markers, other sizes and spacing) from the ruled lines of
     PAGE (its first page: blank or filled) and write them as a template for --template."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import layout_to_file
 
     summary = layout_to_file(page, output, overlay=overlay, name=name, overwrite=force)
@@ -535,6 +544,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
 
     REPORT may be a folder (a batch's output): one page lists its matches.
     """
+    # imported here: keeps `digitise --help` light (the review server, NumPy)
     from digitise.review.server import make_server
 
     server = make_server(report, host=host, port=port, readings=readings, learn_dir=learn_dir)
@@ -549,6 +559,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
              f"{server.folder.folder}; each one's corrections saved beside its report and written into "
              "its .mat; Ctrl-C to stop)")
     if host in ("0.0.0.0", "::", ""):
+        # imported here: keeps `digitise --help` light (socket and its modules)
         import socket
 
         _say(f"listening on every address of this machine: from another one, open "
@@ -556,6 +567,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
     for message in server.session.messages if server.session is not None else ():
         _say(f"note: {message}")
     if not no_browser:
+        # imported here: keeps `digitise --help` light (webbrowser, ~5 ms)
         import webbrowser
 
         webbrowser.open(server.url)
@@ -615,6 +627,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
           hands: tuple[str, ...], force: bool) -> None:
     """Train the handwriting classifier (needs the `train` extra: PyTorch) and export it to ONNX."""
     if cellnet:
+        # imported here: an optional package (PyTorch, the `train` extra)
         from digitise.training.cellnet import POINT_EPOCHS, CellNetOptions, train_cellnets
 
         net_report = train_cellnets(CellNetOptions(output=output, glyphs=glyphs, matches=matches,
@@ -632,6 +645,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                        f"ECE {val['ece_top1']:.3f}")
         click.echo(one_line("wrote " + ", ".join(str(p) for p in net_report.models)))
         return
+    # imported here: an optional package (PyTorch, the `train` extra)
     from digitise.training.train import GLYPH_EPOCHS, TrainOptions, train_classifier
 
     report = train_classifier(TrainOptions(output=output, glyphs=glyphs, synth=synth, epochs=epochs or GLYPH_EPOCHS,
@@ -656,6 +670,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
     """Read PAGES (images or PDFs) into READINGS.json; exit 1 if a page could not be read (it is left out)."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import read_to_file
 
     with _pages_shown(pages) as on_page:
@@ -685,6 +700,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
 def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: str, glyphs: Path | None, fmt: str,
           dpi: int | None, names_boards: bool, force: bool) -> None:
     """Render MATCH.mat as handwritten, scan-damaged note pages with truth files."""
+    # imported here: keeps `digitise --help` light (OpenCV, NumPy)
     from digitise.sheet.synth import write_synth
 
     written = write_synth(match_file, output_dir, paper=paper, seed=seed, degrade=degrade, glyphs=glyphs,
@@ -709,6 +725,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
                   corrections: Path | None, roster: Path | None, force: bool, exit_zero: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
+    # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import ScanOptions, solve_readings
 
     options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,

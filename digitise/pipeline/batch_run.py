@@ -56,9 +56,11 @@ def batch(
     start = time.perf_counter()
     found, failed, left_out = find_jobs(input_dir, output_dir)
     if options.template is not None:
+        # imported here: keeps start-up light (OpenCV, NumPy)
         from digitise.vision.read import resolve_templates
 
         resolve_templates(options.template)  # a bad --template is one error, not one per match
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.cells import check_models
 
     check_models()  # so is a broken install

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from digitise.errors import ExitCode, InputError, OutputError
-from digitise.fileio import check_inputs, check_outputs, real_path, write_atomic
+from digitise.fileio import check_inputs, check_outputs, read_text, real_path, write_atomic
+from digitise.notation.mat import holds_name
+from digitise.notation.readings import load_readings, readings_to_json, renumbered
 from digitise.pipeline.options import ScanOptions, ScanSummary
 from digitise.pipeline.steps import (
     adapt,
@@ -20,7 +22,6 @@ from digitise.pipeline.steps import (
     match_files,
     notes_on_pages,
     numbered,
-    page_files_of,
     read_match,
     readings_sources,
     recorded_page_files,
@@ -32,6 +33,7 @@ from digitise.pipeline.steps import (
     template_file,
     write_match,
 )
+from digitise.solve.corrections import page_files
 from digitise.solve.reasons import Reason
 
 #: Allocations between two collections of Python's youngest generation (its default is 700). Reading
@@ -61,7 +63,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     check_inputs(pages)
     _fewer_collections()
     files = match_files(output, report, options, [*pages], with_readings=True)
-    reviewed = review_of(options, page_files_of(pages))
+    reviewed = review_of(options, page_files(pages))
     options = reviewed.options
     outcome = read_match(pages, options, on_page)
     readings, order_notes = header_order(outcome.readings, options)
@@ -102,7 +104,7 @@ def read_to_file(pages: Sequence[Path], output: Path, *, template: str | None = 
     numbers its own pages from 1). A page that cannot be read is skipped and
     listed; raises :class:`DigitiseError` when no page at all could be read.
     """
-    from digitise.notation.readings import readings_to_json, renumbered
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.read import read_pages
 
     if not pages:
@@ -124,9 +126,6 @@ def load_roster(path: str | Path) -> tuple[str, ...]:
     Raises :class:`InputError` naming the file for one that cannot be read, holds no name, or holds
     a name a ``.mat`` file cannot (a colon, control characters).
     """
-    from digitise.fileio import read_text
-    from digitise.notation.mat import holds_name
-
     names: list[str] = []
     for number, line in enumerate(read_text(path, "a roster").splitlines(), 1):
         name = " ".join(line.split())
@@ -147,13 +146,11 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     Corrections are checked as ``scan`` checks them: a file that does not fit
     these readings is refused, naming the boards.
     """
-    from digitise.notation.readings import load_readings, renumbered
-
     files = match_files(output, report, options, [readings_path], with_readings=False)
     read = load_readings(readings_path)
     recorded = recorded_page_files(read)
     # Readings from before `read` recorded the sizes are looked up where their files still are.
-    reviewed = review_of(options, recorded or page_files_of([Path(p.source) for p in read.pages if p.source]))
+    reviewed = review_of(options, recorded or page_files([Path(p.source) for p in read.pages if p.source]))
     notes = [*notes_on_pages(read), *reviewed.notes]
     # As scan numbers them: a `read` of several files numbers each file's pages from 1.
     readings = renumbered(read)

@@ -20,11 +20,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from digitise.cluster import connect
 from digitise.errors import DigitiseError, ExitCode, OptionError
+from digitise.fileio import remove_unfinished
 from digitise.pipeline.convert import scan
 from digitise.pipeline.jobs import Job, JobResult, _written_meanwhile
 from digitise.pipeline.locks import PageBudget
 from digitise.pipeline.options import ScanOptions
+from digitise.solve.corrections import corrections_path
 
 if TYPE_CHECKING:
     from digitise.cluster import Channel, Cluster
@@ -39,8 +42,6 @@ _page_read: Callable[[str], None] | None = None
 
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
-    from digitise.solve.corrections import corrections_path
-
     start = time.perf_counter()
     tell = _page_read
     on_page = (lambda: tell(job.name)) if tell is not None else None
@@ -48,6 +49,7 @@ def run_job(job: Job, options: ScanOptions) -> JobResult:
     if options.corrections is None and os.path.isfile(reviewed):
         # A match converted again (--force) keeps what its review said.
         options = replace(options, corrections=reviewed)
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.images import share_page_memory
 
     budget = PageBudget(*options.page_memory) if options.page_memory else None
@@ -96,6 +98,7 @@ def _init_worker(events: Any = None, log_level: int = logging.WARNING, batch_pid
     # One process per core: keep each library single-threaded so jobs don't fight.
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
+        # imported here: keeps start-up light (OpenCV)
         import cv2
 
         cv2.setNumThreads(1)
@@ -106,8 +109,6 @@ def _init_worker(events: Any = None, log_level: int = logging.WARNING, batch_pid
 def _stop_worker(signum: int, frame: Any) -> None:
     """SIGTERM in a batch worker: the unfinished writes' temporary files removed, then gone at once (the
     pool's own loop would catch an exception and carry on with the next match)."""
-    from digitise.fileio import remove_unfinished
-
     remove_unfinished()
     os._exit(128 + signum)
 
@@ -291,6 +292,7 @@ def _run_task(runner: Callable[[Job, ScanOptions], JobResult], job: Job, options
 def _one_thread() -> None:
     """Keep OpenCV to one thread in this process: one match a core, so matches don't fight."""
     try:
+        # imported here: keeps start-up light (OpenCV)
         import cv2
 
         cv2.setNumThreads(1)
@@ -323,7 +325,6 @@ def _executor(scheduler: str | None, jobs: int | None, shared: Sequence[Path]) -
     if jobs is not None:
         raise OptionError("--jobs counts this machine's processes: a cluster runs one match a worker thread, as "
                           "many as its workers were started with (docs/distributed.md)")
-    from digitise.cluster import connect
 
     with connect(scheduler, shared) as cluster:
         yield OnCluster(cluster)

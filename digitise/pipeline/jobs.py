@@ -12,7 +12,9 @@ from typing import NamedTuple
 from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key, real_path, why_absent
 from digitise.game.record import MatchOutcome
+from digitise.notation.mat import outcome_of_file
 from digitise.pipeline.options import _count_of, _set_aside
+from digitise.solve.corrections import read_reviewed
 
 #: Files that hold a whole match's pages (one match per file in a batch).
 MATCH_FILE_SUFFIXES = frozenset({".pdf", ".tif", ".tiff"})
@@ -128,6 +130,7 @@ def find_jobs(input_dir: Path, output_dir: Path) -> FoundMatches:
     is not an input. Raises :class:`InputError` when ``input_dir`` is no
     folder or holds no match.
     """
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.images import page_count, unread_picture
 
     if not os.path.isdir(input_dir):
@@ -284,6 +287,7 @@ def _is_pipe(path: Path) -> bool:
 
 def _holds_a_picture(path: Path) -> bool:
     """Whether the file's first bytes are those of a picture or PDF that pages are read from."""
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.images import sniff_file
 
     return sniff_file(path) is not None
@@ -307,9 +311,6 @@ def _converted_before(job: Job) -> JobResult:
 
     Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
     """
-    from digitise.notation.mat import outcome_of_file
-    from digitise.solve.corrections import read_reviewed
-
     # Read from the .mat: after a review it holds the corrected match, which the report does not.
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)").told(
         outcome_of_file(job.output))

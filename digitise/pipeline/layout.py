@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from digitise.errors import DigitiseError, InputError, OutputError
+from digitise.errors import DigitiseError, InputError, LayoutError, OutputError
 from digitise.fileio import check_inputs, check_outputs, write_atomic
 
 
@@ -29,10 +29,10 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
     Raises :class:`~digitise.errors.LayoutError` with the reason for a page whose grid of boards cannot be
     fitted (nothing is guessed, nothing written).
     """
+    # imported here: keeps start-up light (OpenCV, NumPy)
     import cv2
     import numpy as np
 
-    from digitise.errors import LayoutError
     from digitise.vision.images import darkest_channel, iter_pages
     from digitise.vision.layout import draw_layout, fit_layout, reduced, way_up
     from digitise.vision.read import WORK_LONG_SIDE

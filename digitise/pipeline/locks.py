@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import OutputError
+from digitise.fileio import TEMP_NAME
 
 
 @contextlib.contextmanager
@@ -17,6 +18,7 @@ def _batch_lock(output_dir: Path) -> Iterator[None]:
     """Hold the output folder for this batch: a second batch into it at the same time would take this one's
     matches for converted and write its summary over this one's."""
     try:
+        # imported here: POSIX only, its absence handled
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no lock, as before
         yield
@@ -58,8 +60,6 @@ def _remove_orphans(output_dir: Path) -> None:
     Only files named as :func:`~digitise.fileio.write_atomic` names them, and a minute old: a review page
     may be saving into the folder at this moment.
     """
-    from digitise.fileio import TEMP_NAME
-
     now = time.time()
     with contextlib.suppress(OSError):
         for entry in os.scandir(output_dir):
@@ -125,6 +125,7 @@ class PageBudget:
         """Hold ``nbytes`` (at least a unit, at most all) for the block; ``wait=False``: raise
         ``BlockingIOError`` at once rather than wait for them."""
         try:
+            # imported here: POSIX only, its absence handled
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: nothing shared
             yield
@@ -167,6 +168,7 @@ def _mutex_of(path: Path) -> Path:
 @contextlib.contextmanager
 def _flocked(handle: Any, wait: bool) -> Iterator[None]:
     """The open file ``handle`` locked whole for the block."""
+    # imported here: POSIX only (hold, its one caller, has made sure of it)
     import fcntl
 
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))

@@ -4,9 +4,13 @@ pages of a mirrored print or read turned back.
 
 from __future__ import annotations
 
+import difflib
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from digitise.notation.readings import header_entry, written_page_number
 from digitise.solve.reasons import Flag, Reason
 
 if TYPE_CHECKING:
@@ -28,10 +32,6 @@ def order_by_header(readings: Readings) -> tuple[Readings, Flag | None]:
     (:data:`ORDER_KEPT`, or :data:`ORDER_BROKEN` with the numbers read): the
     user asked for the header's order and did not get it.
     """
-    from dataclasses import replace
-
-    from digitise.notation.readings import written_page_number
-
     read = [written_page_number(page) for page in readings.pages]
     if any(number is None or number < 1 or sure < ORDER_SURE for number, sure in read):
         shown = ", ".join("?" if number is None else f"{number}?" if sure < ORDER_SURE or number < 1 else str(number)
@@ -62,8 +62,6 @@ NAMES_UNLIKE = 0.5
 
 def _players_read(page: PageReading) -> tuple[str, str] | None:
     """The page's (bottom, top) player names when both were read surely (:data:`NAMES_SURE`), else None."""
-    from digitise.notation.readings import header_entry
-
     found = []
     for field_name in ("player_bottom", "player_top"):
         value, sure = header_entry(page, field_name)
@@ -75,8 +73,6 @@ def _players_read(page: PageReading) -> tuple[str, str] | None:
 
 def _same_players(a: tuple[str, str], b: tuple[str, str]) -> bool:
     """Whether each name of ``a`` is like one of ``b`` (in either seat: a recorder may swap them)."""
-    import difflib
-
     def like(x: str, y: str) -> bool:
         return difflib.SequenceMatcher(None, x.lower(), y.lower()).ratio() >= NAMES_UNLIKE
 
@@ -86,8 +82,6 @@ def _same_players(a: tuple[str, str], b: tuple[str, str]) -> bool:
 def _page_names(readings: Readings) -> list[str]:
     """How the pages are named in messages: the file (its path from the pages' common folder when two
     files share a name), and the page within it when it holds several."""
-    import os
-
     sources = list(dict.fromkeys(page.source for page in readings.pages))
     by_name: dict[str, set[str]] = {}
     for source in sources:
@@ -169,8 +163,6 @@ def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[F
     pages were to be put in the order of their numbers (``--order header``),
     which could not be done (the order note says why), so that is not the advice.
     """
-    from digitise.notation.readings import written_page_number
-
     names = _page_names(readings)
     notes: list[Flag] = []
     number, sure = written_page_number(readings.pages[0]) if readings.pages else (None, 0.0)

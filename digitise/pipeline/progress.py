@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def pages_held(pages: Sequence[Path]) -> int | None:
     """How many pages ``pages`` hold, for a progress bar; None when one is not a plain file (a pipe, such
     as ``<(command)``, can be read only once)."""
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.images import page_count
 
     if not all(os.path.isfile(page) for page in pages):

@@ -11,6 +11,7 @@ to the report on the way (:func:`add_scan_notes`).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,9 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from digitise.errors import DigitiseError, InputError, OutputError
 from digitise.fileio import beside, check_outputs, real_path, write_atomic
+from digitise.notation.mat import format_mat
+from digitise.notation.readings import readings_to_json, renumbered
 from digitise.pipeline.notes import mirrored_print_note, order_by_header, page_notes, turned_page_note
 from digitise.pipeline.options import ScanOptions
+from digitise.solve import NO_TURNS, report_to_json
+from digitise.solve.corrections import check_pages, load_corrections_file, page_files, pages_to_json
 from digitise.solve.reasons import Flag, Reason, codes, texts
+from digitise.solve.reviewed import solve_with_corrections
 
 if TYPE_CHECKING:
     from digitise.adaptation import Place
@@ -77,6 +83,7 @@ def match_files(output: Path, report: Path | None, options: ScanOptions, inputs:
 
 def read_match(pages: Sequence[Path], options: ScanOptions, on_page: Callable[[], None] | None) -> ReadOutcome:
     """The pages read (``on_page`` told of each); raises the problem when not one page could be read."""
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.vision.read import read_pages
 
     return some_page_read(read_pages(list(pages), template=options.template, on_page=on_page), pages)
@@ -100,8 +107,8 @@ def notes_on_pages(readings: Readings, *, ordered_by_header: bool = False) -> li
 def numbered(readings: Readings, hand: Sequence[HandCell]) -> tuple[Readings, dict[Place, list[HandCell]]]:
     """The pages numbered in pile order, as the report numbers them, and ``hand``'s squares by their (page,
     board) there (:func:`~digitise.adaptation.hand_by_place`)."""
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.adaptation import hand_by_place
-    from digitise.notation.readings import renumbered
 
     by_place = hand_by_place(readings.pages, hand)
     return renumbered(readings), by_place
@@ -109,8 +116,6 @@ def numbered(readings: Readings, hand: Sequence[HandCell]) -> tuple[Readings, di
 
 def solver(reviewed: Reviewed) -> Callable[[Readings], SolveResult]:
     """How the match's readings are solved: with the review's corrections, names, length and roster."""
-    from digitise.solve.reviewed import solve_with_corrections
-
     options = reviewed.options
 
     def solve(readings: Readings) -> SolveResult:
@@ -124,6 +129,7 @@ def adapt(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], first: S
           solve: Callable[[Readings], SolveResult], options: ScanOptions) -> Solved:
     """``first`` read again in the recorder's hand learned from its sure turns (unless ``--no-adapt``), what
     that did kept in the report's ``adaptation``."""
+    # imported here: keeps start-up light (OpenCV, NumPy)
     from digitise.adaptation import TURNED_OFF, Adaptation, adapt_to_hand
     from digitise.vision.cellnet import point_heads
 
@@ -149,8 +155,6 @@ def add_scan_notes(result: SolveResult, notes: list[Flag]) -> dict[str, Any]:
 def scanned_sources(pages: Sequence[Path], outcome: ReadOutcome) -> dict[str, Any]:
     """What the report keeps of the pages scanned: their files, the pages that could not be read, and the files'
     names and sizes (what the review page's corrections file records of the pages it was made on)."""
-    from digitise.solve.corrections import page_files, pages_to_json
-
     return {"sources": [str(real_path(p)) for p in pages], "page_errors": [err.message for err in outcome.errors],
             "source_files": pages_to_json(page_files(pages))}
 
@@ -171,8 +175,6 @@ def readings_sources(readings_path: Path, report: Path | None, files: Sequence[t
     if report is not None:
         extra["readings"] = os.path.relpath(real_path(readings_path), real_path(report.parent))
     if files:
-        from digitise.solve.corrections import pages_to_json
-
         # As scan records them: a review of this report saves its corrections with the pages they were made on.
         extra["source_files"] = pages_to_json(files)
     return extra
@@ -181,8 +183,6 @@ def readings_sources(readings_path: Path, report: Path | None, files: Sequence[t
 def some_turn_found(result: SolveResult, files: Sequence[Path]) -> None:
     """Refuse a match with no turn at all: GNU Backgammon imports no ``.mat`` without a game, and a review has
     nothing to correct. Blank notes, or writing that no game from the start can follow (the wrong pages)."""
-    from digitise.solve import NO_TURNS
-
     if result.solved.summary.turns:
         return
     why = next((note.text for note in result.solved.notes if note.reason is Reason.NO_GAME), NO_TURNS)
@@ -193,8 +193,6 @@ def some_turn_found(result: SolveResult, files: Sequence[Path]) -> None:
 
 def _grouped_by_file(errors: Sequence[DigitiseError]) -> list[str]:
     """Page errors as messages, those of one file and one reason said once with their pages ("pages 1-3, 7")."""
-    import re
-
     groups: dict[tuple[str | None, str], list[int]] = {}
     alone: list[str] = []
     for error in errors:
@@ -237,13 +235,6 @@ def _check_report_name(report: Path | None) -> None:
         raise OutputError("is a folder, not a file: name the report file (e.g. match.report.json)", report)
 
 
-def page_files_of(pages: Sequence[Path]) -> tuple[tuple[str, int], ...]:
-    """The (name, bytes) of the files of ``pages`` (:func:`~digitise.solve.corrections.page_files`)."""
-    from digitise.solve.corrections import page_files
-
-    return page_files(pages)
-
-
 def review_of(options: ScanOptions, files: Sequence[tuple[str, int]] = ()) -> Reviewed:
     """The boards' corrections of ``options.corrections``, the options with its names and length, and a note
     when it was made on page files that differ in part from ``files`` ((name, bytes); refused when they
@@ -254,7 +245,6 @@ def review_of(options: ScanOptions, files: Sequence[tuple[str, int]] = ()) -> Re
     """
     if options.corrections is None:
         return Reviewed({}, options)
-    from digitise.solve.corrections import check_pages, load_corrections_file
 
     reviewed = load_corrections_file(options.corrections)
     note = check_pages(reviewed, files, options.corrections) if files else None
@@ -290,10 +280,6 @@ def write_match(result: SolveResult, files: MatchFiles, options: ScanOptions, ex
     nothing; the ``.mat`` comes last because it is what tells a batch the
     match is done.
     """
-    from digitise.notation.mat import format_mat
-    from digitise.notation.readings import readings_to_json
-    from digitise.solve import report_to_json
-
     output, report = files.mat, files.report
     try:
         text = format_mat(result.match, fill_gaps=True)
