@@ -7,13 +7,18 @@ document::
                 "boards": [{"index": 1..8,
                             "cells": {"B7": [[[6], 0.97], [[5], 0.02]], "centre": [[[3, 6], 0.9]]},
                             "crossed": 0.95, "arrow": 0.01, "letters": 0.0,
-                            "touches": {"W5": ["W6"]}}]}]}
+                            "touches": {"W5": ["W6"]},
+                            "fit": 0.3, "lines": [[[x, y], ...], ...]}]}]}
 
 Each listed cell has candidate readings (digits as written, probability); the
 empty reading is ``[[], p]``; probabilities may sum to less than 1. An
 unlisted cell is empty for certain. ``touches`` (optional) names, for a point
 square whose writing runs over one of its sides, the point square on the
-other side: a digit there may have been meant for that square.
+other side: a digit there may have been meant for that square. ``fit``
+(optional) says how sure the vision is that the board's squares were placed
+where they are printed, 0..1, when it was unsure (absent: sure, or not
+measured); ``lines`` then holds where its lines were placed, rows of line
+crossings [x, y] in page pixels, to draw over the board's picture.
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ class BoardReading:
     box: tuple[int, int, int, int] | None = None
     #: Point squares whose writing runs over a side, and the point square on that side: {"W5": ("W6",)}.
     touches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Optional: how sure the squares sit where printed, 0..1, said only when unsure (None: sure or not measured).
+    fit: float | None = None
+    #: Optional, with ``fit``: the board's line crossings as placed, rows of (x, y) page px, for an overlay.
+    lines: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +152,10 @@ def _board_to_dict(board: BoardReading) -> dict[str, Any]:
     if board.touches:
         out["touches"] = {name: sorted(board.touches[name], key=CELL_NAMES.index)
                           for name in CELL_NAMES if board.touches.get(name)}
+    if board.fit is not None:
+        out["fit"] = _round(board.fit)
+    if board.lines is not None:
+        out["lines"] = [[[int(x), int(y)] for x, y in row] for row in board.lines]
     return out
 
 
@@ -261,7 +274,8 @@ class _Checker:
     def board(self, value: Any, where: str) -> BoardReading:
         if not isinstance(value, dict):
             raise self.fail(where, "a board must be an object")
-        unknown = sorted(set(value) - {"index", "cells", "crossed", "arrow", "letters", "box", "touches"})
+        unknown = sorted(set(value) - {"index", "cells", "crossed", "arrow", "letters", "box", "touches", "fit",
+                                     "lines"})
         if unknown:
             raise self.fail(where, f"unknown key {unknown[0]!r}")
         if "index" not in value:
@@ -287,7 +301,25 @@ class _Checker:
                 raise self.fail(f"{where}.box", "box must be [x, y, width, height]")
             box = tuple(self.integer(v, f"{where}.box[{i}]") for i, v in enumerate(box))
         touches = self.touches(value.get("touches", {}), f"{where}.touches")
-        return BoardReading(index, cells, flags["crossed"], flags["arrow"], flags["letters"], box, touches)
+        fit = value.get("fit")
+        if fit is not None:
+            fit = self.probability(fit, f"{where}.fit")
+        lines = self.lines(value["lines"], f"{where}.lines") if value.get("lines") is not None else None
+        return BoardReading(index, cells, flags["crossed"], flags["arrow"], flags["letters"], box, touches, fit, lines)
+
+    def lines(self, value: Any, where: str) -> tuple[tuple[tuple[int, int], ...], ...]:
+        if not isinstance(value, list) or not value or not all(isinstance(row, list) and row for row in value):
+            raise self.fail(where, "lines must be rows of [x, y] line crossings")
+        rows = []
+        for i, row in enumerate(value):
+            points = []
+            for j, point in enumerate(row):
+                if not isinstance(point, list) or len(point) != 2:
+                    raise self.fail(f"{where}[{i}][{j}]", "a line crossing must be [x, y]")
+                points.append((self.integer(point[0], f"{where}[{i}][{j}][0]"),
+                               self.integer(point[1], f"{where}[{i}][{j}][1]")))
+            rows.append(tuple(points))
+        return tuple(rows)
 
     def touches(self, value: Any, where: str) -> dict[str, tuple[str, ...]]:
         if not isinstance(value, dict):

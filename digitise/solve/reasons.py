@@ -59,6 +59,10 @@ class Reason(Enum):
                     "Compare the digits read with the page; correct the board if one is wrong.")
     UNREADABLE_CENTRE = ("unreadable-centre", "unreadable centre",
                          "Read the dice in the board's centre on the page and correct the turn.")
+    UNSURE_FIT = ("unsure-fit",
+                  "the board's lines were not found clearly on the page: its squares may be misplaced",
+                  ("Check the squares on the overlay: where the drawn squares do not sit on the printed ones, "
+                  "read the board on the page and correct the turn."))
     ILLEGAL_MOVE = ("illegal-move", "illegal move recorded",
                     ("The player's move as written breaks the rules: check it, and correct the board with the "
                     "legal play meant."))

@@ -49,6 +49,9 @@ from digitise.solve.search import (
 #: A board sure enough by REVIEW_BELOW is still flagged when the turns expected wrong because of it
 #: (its doubt, times itself and the later turns that would read otherwise) reach this: a fifth of a turn.
 REVIEW_EXPECTED_WRONG = 0.2
+#: A board whose squares the vision placed with less sureness than this (its reading's ``fit``) is flagged:
+#: its cells may have been cut from the wrong squares. Clean pages' boards are not given a ``fit`` (sure).
+UNSURE_FIT_BELOW = 0.5
 
 
 # -- the record and the report ---------------------------------------------------
@@ -151,6 +154,8 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             reasons.append(Reason.RESTING_ON_BOARD.flag(turns=costly[id(node)]))
         if id(node) in after_gap:
             reasons.append(after_gap[id(node)])
+        if ev is not None and ev.reading.fit is not None and ev.reading.fit < UNSURE_FIT_BELOW:
+            reasons.append(Reason.UNSURE_FIT.flag())
         illegal = any(reason.reason is Reason.ILLEGAL_MOVE for reason in reasons)
         if ev is not None and node.fit < POOR_FIT and not illegal:
             main = [e.kind for e in node.events if e.kind in ("move", "double")]

@@ -16,6 +16,7 @@ from digitise.vision import cells
 from digitise.vision import header as page_header
 from digitise.vision.cells import CellKind, WholeCell, obscured
 from digitise.vision.cut import cell_ink, sides_crossed
+from digitise.vision.fit_measure import board_fit_score, board_lines_px
 from digitise.vision.grid import BoardFit
 from digitise.vision.images import PageImage
 from digitise.vision.ink import ink_amount, solid_share
@@ -141,6 +142,7 @@ def analyse_page(
         over = sides_crossed(name, ink)
         if over and name in per_board[index]["cells"]:
             touching[index][name] = over
+    unsure = _unsure_boards(fit, template, boards)
     readings = tuple(
         BoardReading(
             index=bfit.index,
@@ -150,6 +152,8 @@ def analyse_page(
             letters=round(per_board[bfit.index]["letters"], 6),
             box=bfit.box(margin_px=BOARD_BOX_MARGIN_MM * fit.px_per_mm),
             touches=touching[bfit.index],
+            fit=unsure.get(bfit.index),
+            lines=board_lines_px(bfit) if bfit.index in unsure else None,
         )
         for bfit in boards
     )
@@ -172,6 +176,17 @@ def analyse_page(
     timings["header"] = tick() - t3
     page_reading = PageReading(page.source, page.number, readings, fields)
     return page_reading, PageAnalysis(fit, boards, tuple(seen), timings, pending)
+
+
+def _unsure_boards(fit: PageFit, template: Template, boards: Sequence[BoardFit]) -> dict[int, float]:
+    """The boards of a page placed by its own lines (another print) whose squares may be misplaced, and how sure
+    each sits right (:func:`~digitise.vision.fit_measure.board_fit_score` under 1). A page placed by its
+    markers or by digitise's own grid is placed by its print's known proportions: not measured."""
+    if not fit.method.startswith("lines"):
+        return {}
+    scores = {bfit.index: round(board_fit_score(bfit, board), 4)
+              for board, bfit in zip(template.boards, boards, strict=True)}
+    return {index: score for index, score in scores.items() if score < 1.0}
 
 
 def read_page(page: PageImage, template: Template | Sequence[Template], reader: CellAnalyser | None = None, *, header: bool = True) -> PageReading:
