@@ -12,6 +12,7 @@ matches (``GET /api/matches``) and match N's page and API are under
 ``GET /static/NAME``       the page's script and style sheet
 ``GET /api/state``         turns, candidates, readings, corrections, changes
 ``GET /api/crop/P/B.png``  board B of page P cut from its scan
+``GET /api/overlay/P/B.png``  the same with its squares as placed drawn over it (a board the fit was unsure of)
 ``GET /api/board.svg``     ``?position=ID&mover=bottom|top[&highlight=8,6]``
 ``GET /api/export.mat``    the corrected match, as a download
 ``GET /files/PATH``        a scan, report or .mat under the report's folder (no hidden file)
@@ -64,7 +65,7 @@ SAFE_FILE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff", "image/bmp
                              "application/json"})
 MAX_BODY = 16 * 1024
 
-_CROP = re.compile(r"^/api/crop/([0-9]{1,4})/([0-9]{1,2})\.png$")
+_CROP = re.compile(r"^/api/(crop|overlay)/([0-9]{1,4})/([0-9]{1,2})\.png$")
 #: A match of a folder: /m/N, then its own paths.
 _MATCH = re.compile(r"^/m/([0-9]{1,4})(/.*)?$")
 # ASCII digits only: "\d" and str.isdigit() take "²" and other digits int() refuses.
@@ -380,7 +381,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
                                         f"filename*=UTF-8''{quote(name, safe='', errors='replace')}"},
             )
         elif (found := _CROP.match(path)) is not None:
-            png = session.crop_png(int(found.group(1)), int(found.group(2)))
+            png = session.crop_png(int(found.group(2)), int(found.group(3)), overlay=found.group(1) == "overlay")
             if png is None:
                 raise RequestError(HTTPStatus.NOT_FOUND, "no picture of that board")
             self._send(HTTPStatus.OK, png, "image/png")

@@ -400,7 +400,7 @@ class ReviewSession:
         self.mat_note: dict[str, str] | None = None
         self.messages: list[str] = []
         self._lock = threading.Lock()
-        self._crops: dict[tuple[int, int], bytes] = {}
+        self._crops: dict[tuple[int, int, bool], bytes] = {}
         self._templates: dict[str, Template | None] = {}
         self._pages: dict[tuple[Path, int], Any] = {}
         if self.readings is None:
@@ -595,6 +595,8 @@ class ReviewSession:
                         "candidates": candidates,
                         "changed": (page, board) in changed,
                         "has_crop": self._has_crop(page, board),
+                        # A board the fit was unsure of: its picture with the squares as placed drawn over it.
+                        "overlay": self._has_crop(page, board) and getattr(reading, "lines", None) is not None,
                         "cell_boxes": self._cell_boxes(page, board),
                     }
                 )
@@ -689,21 +691,29 @@ class ReviewSession:
             self._existing_images = {s.image for s in self.boards().values() if s.image.is_file()}
         return self._existing_images
 
-    def crop_png(self, page: int, board: int) -> bytes | None:
-        """The board's picture cut from its page image, as PNG; None when there is none."""
-        key = (page, board)
+    def crop_png(self, page: int, board: int, overlay: bool = False) -> bytes | None:
+        """The board's picture cut from its page image, as PNG; None when there is none. With ``overlay``, the
+        squares as placed drawn over it (a board the fit was unsure of: None for a board without its lines)."""
+        key = (page, board, overlay)
         with self._lock:
             if key in self._crops:
                 return self._crops[key]
-        source = self.boards().get(key)
+        source = self.boards().get((page, board))
         if source is None or source.box is None or not source.image.is_file():
             return None
+        # OpenCV is loaded only when a picture is asked for.
         import cv2
 
+        from digitise.review.overlay import draw_board_lines
+
+        lines = getattr(self.board_reading(page, board), "lines", None)
+        if overlay and lines is None:
+            return None
         image = self._page_pixels(source)
         if image is None:
             return None
-        crop = _cut(image, source.box, margin=CROP_MARGIN)
+        crop = (_cut(image, source.box, margin=CROP_MARGIN) if lines is None or not overlay
+                else draw_board_lines(image, source.box, CROP_MARGIN, lines))
         if crop is None:
             return None
         ok, encoded = cv2.imencode(".png", crop)

@@ -54,4 +54,4 @@ def board_fit_score(fit: BoardFit, board: BoardGeometry) -> float:
 
 def board_lines_px(fit: BoardFit) -> tuple[tuple[tuple[int, int], ...], ...]:
     """The board's line crossings as placed (rows of (x, y), whole image px), to draw over its picture."""
-    return tuple(tuple((int(round(x)), int(round(y))) for x, y in row) for row in np.asarray(fit.crossings))
+    return tuple(tuple((round(x), round(y)) for x, y in row) for row in np.asarray(fit.crossings).tolist())

@@ -100,6 +100,9 @@ def _doc(**board: object) -> str:
     (_doc(touches={"W5": ["W7"]}), "$.pages[0].boards[1].touches.W5", "not a point square beside W5"),
     (_doc(touches={"W12": ["B12"]}), "$.pages[0].boards[1].touches.W12", "not a point square beside W12"),
     (_doc(touches={"W5": "W6"}), "$.pages[0].boards[1].touches.W5", "must be a list"),
+    (_doc(fit=1.2), "$.pages[0].boards[1].fit", "within [0, 1]"),
+    (_doc(lines=[[1, 2]]), "$.pages[0].boards[1].lines[0][0]", "must be [x, y]"),
+    (_doc(lines=[]), "$.pages[0].boards[1].lines", "rows of [x, y]"),
     ('{"pages": 3}', "$", "list 'pages'"),
 ])
 def test_contract_violations_name_the_json_path(text: str, where: str, reason: str) -> None:
@@ -160,3 +163,24 @@ def test_a_page_number_of_many_digits_is_no_page_number() -> None:
 
     readings = parse_readings(_with_header({"page": {"value": "9" * 1000, "confidence": 0.9}}))
     assert written_page_number(readings.pages[0]) == (None, 0.0)
+
+
+def test_how_sure_a_boards_squares_sit_is_kept_and_left_out_when_not_said() -> None:
+    """The vision says ``fit`` (and the lines placed) only for a board it was unsure of: readings written before
+    it, and boards it was sure of, say nothing, and their text is as it was."""
+    from dataclasses import replace
+
+    page = _sample().pages[0]
+    lines = tuple(tuple((10 + 20 * i, 20 + 40 * row) for i in range(15)) for row in range(4))
+    unsure = replace(page.boards[0], fit=0.31234, lines=lines)
+    readings = Readings((replace(page, boards=(unsure, page.boards[1])),))
+    text = readings_to_json(readings)
+    doc = json.loads(text)
+    assert doc["pages"][0]["boards"][0]["fit"] == 0.3123
+    assert doc["pages"][0]["boards"][0]["lines"][3][14] == [290, 140]
+    back = parse_readings(text)
+    assert back.pages[0].boards[0].fit == 0.3123 and back.pages[0].boards[0].lines == lines
+    assert readings_to_json(back) == text
+    plain = readings_to_json(_sample())
+    assert '"fit"' not in plain and '"lines"' not in plain
+    assert parse_readings(plain).pages[0].boards[0].fit is None

@@ -60,6 +60,35 @@ def write_marks(image: np.ndarray, template: Template, dpi: float, written: Mapp
         cv2.line(image, (x0, y1), (x1, y0), 30, thickness, cv2.LINE_AA)
 
 
+def skew_board(image: np.ndarray, box: tuple[int, int, int, int], degrees: float) -> np.ndarray:
+    """``image`` with the board in ``box`` (and a little around it) turned ``degrees`` about its centre, the rest
+    of the page as it was: a board printed or pasted askew."""
+    x, y, w, h = box
+    out = image.copy()
+    margin = max(w, h) // 40
+    x0, y0 = max(0, x - margin), max(0, y - margin)
+    patch = out[y0:y + h + margin, x0:x + w + margin].copy()
+    turning = cv2.getRotationMatrix2D((patch.shape[1] / 2, patch.shape[0] / 2), degrees, 1.0)
+    paper = tuple(int(v) for v in np.atleast_1d(np.median(patch.reshape(-1, *patch.shape[2:]), axis=0)))
+    out[y0:y + h + margin, x0:x + w + margin] = cv2.warpAffine(patch, turning, (patch.shape[1], patch.shape[0]),
+                                                              borderValue=paper)
+    return out
+
+
+def erase_board_lines(image: np.ndarray, box: tuple[int, int, int, int], share: float) -> np.ndarray:
+    """``image`` with the ruled lines of the right ``share`` of the board in ``box`` rubbed out (the writing
+    left): a board whose print faded or was cleaned off."""
+    x, y, w, h = box
+    out = image.copy()
+    region = out[y:y + h, x + int(w * (1 - share)):x + w]
+    grey = region if region.ndim == 2 else region.min(axis=2)
+    dark = (grey < 160).astype(np.uint8)
+    along = cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((1, 25), np.uint8))
+    across = cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((25, 1), np.uint8))
+    region[cv2.dilate(along | across, np.ones((3, 3), np.uint8)) > 0] = 245
+    return out
+
+
 def turn(image: np.ndarray, h: np.ndarray, angle: float, *, pad: float = 0.04, perspective: float = 0.0,
          background: int = 255) -> tuple[np.ndarray, np.ndarray]:
     """``image`` turned ``angle`` degrees counter-clockwise (any angle), on a canvas that holds it all."""

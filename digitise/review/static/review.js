@@ -474,6 +474,14 @@ function renderDetail() {
         onclick: toggleZoom }),
       el("div", { id: "cell-mark", class: "cell-mark", hidden: true })))
     : el("p", { class: "empty crop" }, "No picture of this board.");
+  // A board the fit was unsure of: the squares as placed, drawn over its picture, to check they sit right.
+  const overlay = turn.overlay
+    ? el("figure", { class: "overlay-box" },
+      el("img", { class: "overlay", src: `api/overlay/${turn.page}/${turn.board}.png`,
+        alt: `page ${turn.page} board ${turn.board} with its squares as placed drawn over it` }),
+      el("figcaption", {}, "The squares as placed (green) over the board: where they do not sit on the printed "
+        + "squares, the cells were read from the wrong places."))
+    : null;
   panel.replaceChildren(...[
     instruction(turn),
     el("h2", {}, `${turn.game ? `Game ${turn.game} · ` : ""}page ${turn.page} board ${turn.board} · ${who}`,
@@ -483,6 +491,7 @@ function renderDetail() {
       ` · confidence ${((turn.confidence || 0) * 100).toFixed(1)}%`),
     turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" }, turn.reasons.map((r) => el("li", {}, r))) : null,
     crop,
+    overlay,
     el("div", { class: "row" },
       el("div", { class: "pick" }, el("h3", {}, "Candidates"), candidateList(turn),
         el("button", { id: "accept", onclick: acceptPick, disabled: !(turn.candidates || []).length }, "Accept (Enter)")),
