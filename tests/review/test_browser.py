@@ -596,3 +596,30 @@ def test_the_first_answer_shows_the_first_flagged_turn(browser_page: Any, sample
         assert not [url for url in fetched if url.endswith("/api/state")]
         assert page.locator("#initial-state").count() == 0
         assert page.locator("li.candidate.picked .move").inner_text() == "top 42: 8/4 6/4"
+
+
+def test_a_board_the_fit_is_unsure_of_is_shown_with_its_squares_drawn_over_it(
+    browser_page: Any, unsure_fit_report: Path
+) -> None:
+    """A scanned page of another print with a board askew: its turn shows the board's picture with the squares
+    as placed drawn over it, and says why; a turn of another board shows none."""
+    page = browser_page
+    with served(ReviewSession(unsure_fit_report)) as server:
+        page.goto(server.url)
+        page.wait_for_selector("#turns li.turn")
+        page.locator("#turns li.turn", has_text="p1 b3").first.click()
+        page.wait_for_selector("#detail h2:has-text('page 1 board 3')")
+        overlay = page.locator("figure.overlay-box img.overlay")
+        overlay.wait_for()
+        page.wait_for_function("() => document.querySelector('img.overlay').naturalWidth > 0")
+        assert overlay.is_visible()
+        assert "squares may be misplaced" in page.inner_text("ul.reasons")
+        assert "squares as placed" in page.inner_text("figure.overlay-box figcaption")
+        screenshot(page, "unsure-fit")
+        page.check("#show-all")
+        page.wait_for_selector("#turns[aria-label='All turns']")
+        others = page.eval_on_selector_all("#turns li.turn", "items => items.map(i => i.dataset.id)")
+        other = next(i for i in others if not i.startswith("p1b3"))
+        page.locator(f"#turns li.turn[data-id='{other}']").click()
+        page.wait_for_selector(f"#turns li.current[data-id='{other}']")
+        assert page.locator("img.overlay").count() == 0

@@ -684,3 +684,30 @@ CUBE_REPORT: dict[str, Any] = {"games": [
 def test_a_refused_double_names_the_rule_that_forbids_it(board: int, text: str, rule: str | None) -> None:
     header = {"players": ["Alice", "Bob"], "length": 3}
     assert no_double_because(CUBE_REPORT, (1, board), text, header) == rule
+
+
+def test_the_turns_of_a_board_the_fit_is_unsure_of_are_flagged_and_shown_with_its_squares(
+    unsure_fit_report: Path,
+) -> None:
+    """A page of another print with one board askew, through ``digitise scan``: that board's turns, and only
+    they, are flagged unsure-fit, and their picture comes with the squares as placed drawn over it."""
+    import numpy as np
+
+    report = json.loads(unsure_fit_report.read_text(encoding="utf-8"))
+    turns = [turn for game in report["games"] for turn in game["turns"]]
+    unsure = {(turn["page"], turn["board"]) for turn in turns if "unsure-fit" in turn["reason_codes"]}
+    assert unsure == {(1, 3)}
+    flagged = next(turn for turn in turns if turn["board"] == 3)
+    assert "its squares may be misplaced" in " ".join(flagged["reasons"])
+    session = ReviewSession(unsure_fit_report)
+    shown = {(turn["page"], turn["board"]): turn["overlay"] for turn in session.state()["turns"]}
+    assert shown[(1, 3)] and not any(overlay for place, overlay in shown.items() if place != (1, 3))
+    plain, drawn = session.crop_png(1, 3), session.crop_png(1, 3, overlay=True)
+    assert plain is not None and drawn is not None
+    plain_image = cv2.imdecode(np.frombuffer(plain, np.uint8), cv2.IMREAD_COLOR)
+    drawn_image = cv2.imdecode(np.frombuffer(drawn, np.uint8), cv2.IMREAD_COLOR)
+    assert plain_image.shape == drawn_image.shape
+    # The squares are drawn in green where the scan has none.
+    green = (drawn_image[..., 1].astype(int) - drawn_image[..., 2].astype(int) > 60).mean()
+    assert green > 0.01 and (plain_image[..., 1].astype(int) - plain_image[..., 2].astype(int) > 60).mean() < 0.001
+    assert session.crop_png(1, 2, overlay=True) is None
