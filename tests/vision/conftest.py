@@ -75,6 +75,18 @@ def skew_board(image: np.ndarray, box: tuple[int, int, int, int], degrees: float
     return out
 
 
+def wave_board(image: np.ndarray, box: tuple[int, int, int, int], amplitude_px: float) -> np.ndarray:
+    """``image`` with the board in ``box`` bent in waves of ``amplitude_px`` both ways: a board ruled by hand."""
+    x, y, w, h = box
+    out = image.copy()
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    map_y = ys + amplitude_px * np.sin(xs / w * 3 * np.pi)
+    map_x = xs + amplitude_px * np.sin(ys / h * 2 * np.pi)
+    out[y:y + h, x:x + w] = cv2.remap(out[y:y + h, x:x + w].copy(), map_x, map_y, cv2.INTER_LINEAR,
+                                      borderMode=cv2.BORDER_REPLICATE)
+    return out
+
+
 def erase_board_lines(image: np.ndarray, box: tuple[int, int, int, int], share: float) -> np.ndarray:
     """``image`` with the ruled lines of the right ``share`` of the board in ``box`` rubbed out (the writing
     left): a board whose print faded or was cleaned off."""
