@@ -17,9 +17,10 @@ from digitise.vision.grid import BoardFit, board_lines
 from digitise.vision.page import project, scale_at
 
 #: The share of a board's line crossings kept as measured at and above which the fit is not doubted on that
-#: account (clean pages of the other prints: 0.85 and more), and at and below which it is not trusted at all.
+#: account (clean scans of the other prints: 0.85 and more; a photographed page of faint thin lines, read right:
+#: 0.67), and at and below which it is not trusted at all.
 KEPT_SURE = 0.8
-KEPT_NONE = 0.5
+KEPT_NONE = 0.4
 #: The spread (root mean square, mm) of the kept crossings about the board's own fit at and under which the
 #: fit is not doubted on that account (clean pages: 0.12 mm at most), and at and over which not trusted at all.
 SPREAD_SURE_MM = 0.2
