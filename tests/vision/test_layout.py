@@ -75,7 +75,7 @@ def written_page(other: OtherPrint, level: Degrade = Degrade.LIGHT) -> SynthPage
     if not DIGITS_PNG.is_file():
         pytest.skip(f"../shared/data/digits.png not found at {DIGITS_PNG}")
     bank = GlyphBank(load_digit_glyphs(DIGITS_PNG, GlyphSubset.TEST))
-    boards = [(k + 1, board) for k, board in enumerate(encode_match(read_mat_strict(MATCH))[:8])]
+    boards = [(k + 1, board) for k, board in enumerate(encode_match(read_mat_strict(MATCH))[:other.boards])]
     return render_page(boards, page=1, header={}, template=other.template(), seed=3, degrade=level, bank=bank,
                        dpi=DPI, other_print=other.extras())
 
