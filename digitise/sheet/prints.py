@@ -185,12 +185,11 @@ FEW_BOARDS: dict[str, OtherPrint] = {
         "club-six", (297.0, 210.0), cell_w=8.3, cell_h=11.0, centre_h=7.5, res_w=8.3, off_w=8.3,
         left=20.3, top=24.0, column_gap=24.0, row_gap=26.0, numbers=("above", "below"), row_labels=True,
         line_mm=0.25, thick_mm=0.6, line_grey=0.45, rows=3),
-    # Six boards three across and two down on legal paper, the last two drawn a fifth smaller (ruled by another
-    # hand): boards of unequal size.
+    # club-six with its last two boards drawn 15 % smaller (ruled by another hand): boards of unequal size.
     "club-six-unequal": OtherPrint(
-        "club-six-unequal", (355.6, 215.9), cell_w=7.0, cell_h=10.0, centre_h=7.0, res_w=7.0, off_w=7.0,
-        left=12.0, top=40.0, column_gap=18.0, row_gap=40.0, numbers=("above", "below"),
-        line_mm=0.3, thick_mm=0.7, line_grey=0.45, columns=3, rows=2, cell_w_of=((5, 5.6), (6, 5.6))),
+        "club-six-unequal", (297.0, 210.0), cell_w=8.3, cell_h=11.0, centre_h=7.5, res_w=8.3, off_w=8.3,
+        left=20.3, top=24.0, column_gap=24.0, row_gap=26.0, numbers=("above", "below"), row_labels=True,
+        line_mm=0.25, thick_mm=0.6, line_grey=0.45, rows=3, cell_w_of=((5, 7.05), (6, 7.05))),
 }
 
 

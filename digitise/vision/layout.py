@@ -61,8 +61,11 @@ MIN_SEEN = 6
 MIN_SEEN_SHARE = MIN_SEEN / BOARDS_PER_PAGE
 #: How many boards a note's grid may hold (two columns of two, three or four rows, or the other way).
 BOARD_GRIDS = (4, 6, BOARDS_PER_PAGE)
-#: Boards whose point squares' pitch differs from the page's by more than this are of unequal size.
+#: Boards whose point squares' pitch differs from the page's by more than this are of unequal size ...
 UNEQUAL = 0.12
+#: ... and four long lines spaced as a board's, without its squares, as wide and tall as the boards found to
+#: within this share, are a board not read (a smaller board, or one too damaged to fit).
+BOARD_LIKE = 0.35
 #: Style key of a fitted template: strokes beyond a board's outer lines are not its cells' (the print
 #: may write point numbers or labels there).
 CLOSED_EDGES = "closed_edges"
@@ -179,6 +182,8 @@ def _fours(lines: list[tuple[float, float, float]],
     # it) is a part of a line of the narrowest column of more lines it lies within (that column's line nearest
     # to it).
     by_width = sorted(columns, key=lambda c: c[0][1] - c[0][0])
+    # Where a line given a wider column's ends was drawn (a smaller board's lines lie within its neighbours').
+    drawn: dict[tuple[float, float, float], tuple[float, float]] = {}
     for few in sorted(columns, key=len):
         for line in list(few):
             x0, x1, y = line
@@ -189,6 +194,7 @@ def _fours(lines: list[tuple[float, float, float]],
                 tol = 0.03 * (c1 - c0)
                 if x0 >= c0 - tol and x1 <= c1 + tol and x1 - x0 >= 0.3 * (c1 - c0):
                     column.append((c0, c1, y))
+                    drawn[(c0, c1, y)] = (x0, x1)
                     few.remove(line)
                     break
     columns = [c for c in columns if c]
@@ -210,6 +216,10 @@ def _fours(lines: list[tuple[float, float, float]],
                         and 0.25 * h1 <= centre <= 1.6 * h1):
                     continue
                 board = accept(left, right, ys)
+                if board is None and any(line in drawn for line in chosen):
+                    # A board smaller than the boards above or below it: its own lines' ends.
+                    ends = [drawn.get(line, line[:2]) for line in chosen]
+                    board = accept(float(np.median([e[0] for e in ends])), float(np.median([e[1] for e in ends])), ys)
                 if board is not None:
                     boards.append(board)
                     i = picks[-1] + 1
@@ -694,10 +704,11 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
     pitch = float(np.median([b.pitch for b in found]))
     odd = [b for b in found if abs(b.pitch - pitch) > UNEQUAL * pitch]
     unread: tuple[int, ...] = ()
-    if odd:
-        boards, indices, unread = _each_own(found, _rows_only(found, rows_seen, equal=False))
+    alike, like = _rows_only(found, rows_seen, UNEQUAL), _rows_only(found, rows_seen, BOARD_LIKE)
+    if odd or len(like) > len(alike):
+        boards, indices, unread = _each_own(found, like)
     else:
-        boards = _lattice(found, _rows_only(found, rows_seen, equal=True))
+        boards = _lattice(found, alike)
         indices = tuple(range(1, len(boards) + 1))
     scale = pitch / OWN_CELL_W_MM
     figures = _figures(upright)
@@ -719,17 +730,17 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 
 
 def _rows_only(found: Sequence[FittedBoard], tried: Sequence[tuple[float, float, tuple[float, float, float, float]]],
-               *, equal: bool) -> list[tuple[float, float, tuple[float, float, float, float]]]:
+               within: float) -> list[tuple[float, float, tuple[float, float, float, float]]]:
     """Boards whose four long lines were seen but not their squares: the groups of four lines tried
-    (``tried``: left, right, their y) that lie on no board found nor on one another; with ``equal``, only those
-    of the found boards' size (lines of a header or a title are not a board)."""
+    (``tried``: left, right, their y) that lie on no board found nor on one another, as wide and tall as the
+    boards found to within this share (lines of a header or a title are not a board)."""
     boxes = [(b.left, b.ys[0], b.right, b.ys[3]) for b in found]
     width = float(np.median([b.right - b.left for b in found]))
     height = float(np.median([b.ys[3] - b.ys[0] for b in found]))
     out: list[tuple[float, float, tuple[float, float, float, float]]] = []
     for left, right, ys in sorted(tried, key=lambda t: (t[2][0], t[0])):
         box = (left, ys[0], right, ys[3])
-        if equal and (abs(right - left - width) > UNEQUAL * width or abs(ys[3] - ys[0] - height) > UNEQUAL * height):
+        if abs(right - left - width) > within * width or abs(ys[3] - ys[0] - height) > within * height:
             continue
         if any(_overlap(box, other) for other in boxes):
             continue
