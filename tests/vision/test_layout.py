@@ -263,8 +263,10 @@ def test_a_match_on_a_print_of_four_or_six_boards_a_page_is_read_and_solved_acro
     assert got.right >= got.turns - 1, got.differences
 
 
-def test_boards_of_unequal_size_are_read_each_by_its_own_lines() -> None:
-    page = written_page(FEW_BOARDS["club-six-unequal"])
+@pytest.mark.parametrize("level", [Degrade.LIGHT, Degrade.MEDIUM])
+def test_boards_of_unequal_size_are_read_each_by_its_own_lines(level: Degrade) -> None:
+    # The smaller boards lie under larger ones: their lines fall within the larger boards' ends.
+    page = written_page(FEW_BOARDS["club-six-unequal"], level)
     right, method = boards_read_right(page, page.image, [load_template("a4"), load_template("letter")])
     assert method == "lines"
     assert right >= 5
