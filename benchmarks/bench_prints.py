@@ -13,7 +13,8 @@ print at the same damage, silent errors at most 0.1 %.
     .venv/bin/python benchmarks/bench_prints.py --matches 4 --work /tmp/bench-prints
 
 ``--prints`` picks prints (``name:level`` each, comma-separated; ``a4`` is
-our own note). Every match is of ``--length`` points (3), given to the batch
+our own note; ``club-four``, ``club-six`` and ``club-six-unequal`` are the
+prints of four and six boards a page, :data:`~digitise.sheet.prints.FEW_BOARDS`). Every match is of ``--length`` points (3), given to the batch
 with ``--length`` as a user of a print without a readable header gives it
 (the other prints' headers are not read): the same matches on every print.
 """
@@ -42,11 +43,12 @@ DEFAULT_PRINTS = "a4:medium,club-small:medium,club-large:medium,a4:photocopy,pho
 def print_of(name: str) -> tuple[Any, Any]:
     """The template and other-print text of ``name`` (``a4``: digitise's own note)."""
     from digitise.notation.template import load_template
-    from digitise.sheet.prints import PRINTS, mirrored
+    from digitise.sheet.prints import FEW_BOARDS, PRINTS, mirrored
 
     if name in ("a4", "letter"):
         return load_template(name), None
-    other = mirrored(PRINTS[name.removesuffix("-mirrored")]) if name.endswith("-mirrored") else PRINTS[name]
+    prints = {**PRINTS, **FEW_BOARDS}
+    other = mirrored(prints[name.removesuffix("-mirrored")]) if name.endswith("-mirrored") else prints[name]
     return other.template(), other.extras()
 
 

@@ -77,6 +77,7 @@ from digitise.pipeline.notes import (
     order_by_header,
     page_notes,
     turned_page_note,
+    unread_boards_note,
 )
 from digitise.pipeline.options import ScanOptions, ScanSummary
 from digitise.pipeline.progress import BatchProgress, BatchView, is_terminal, pages_held
@@ -158,4 +159,5 @@ __all__ = [
     "summary_csv_path",
     "summary_path",
     "turned_page_note",
+    "unread_boards_note",
 ]

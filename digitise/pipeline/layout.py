@@ -48,6 +48,10 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
     try:
         fit = fit_layout(small, name=name or output.stem, full=first.image)
         way_up(fit, vouched=True)
+        if fit.unread:
+            # A layout file places every page of a batch: one without a board would lose that board on each.
+            raise LayoutError(f"board {', '.join(map(str, fit.unread))} could not be fitted (its ruled lines were found "
+                              "but not its squares): fit a page where every board's squares are clear")
     except LayoutError as exc:
         raise LayoutError(exc.reason, page, "page 1") from None
     drawn: bytes | None = None

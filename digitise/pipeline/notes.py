@@ -148,6 +148,25 @@ def turned_page_note(readings: Readings) -> list[Flag]:
     return [Reason.TURNED_PAGE.flag(pages=shown, verb="was" if len(turned) == 1 else "were")]
 
 
+#: How a page found from its lines names the boards it saw but could not read ("lines, boards not read 3, 5").
+UNREAD_METHOD = ", boards not read "
+
+
+def unread_boards_note(readings: Readings) -> list[Flag]:
+    """A note naming the boards of another print seen by their ruled lines but not read (boards of unequal size
+    whose squares could not be fitted): their turns are missing, not guessed, and a person should look at them."""
+    names = _page_names(readings)
+    unread = []
+    for name, page in zip(names, readings.pages, strict=True):
+        method = _read_by(page)
+        if UNREAD_METHOD in method:
+            boards = method.split(UNREAD_METHOD, 1)[1].split(TURNED_METHOD, 1)[0]
+            unread.append(f"{name} (board{'s' if ',' in boards else ''} {boards})")
+    if not unread:
+        return []
+    return [Reason.UNREAD_BOARDS.flag(boards=_first_few(unread))]
+
+
 def page_notes(readings: Readings, *, ordered_by_header: bool = False) -> list[Flag]:
     """Pages given twice: notes for the match, none when every page is a sheet of its own.
 

@@ -22,7 +22,13 @@ from digitise.errors import DigitiseError, InputError, OutputError
 from digitise.fileio import beside, check_outputs, real_path, write_atomic
 from digitise.notation.mat import format_mat
 from digitise.notation.readings import readings_to_json, renumbered
-from digitise.pipeline.notes import mirrored_print_note, order_by_header, page_notes, turned_page_note
+from digitise.pipeline.notes import (
+    mirrored_print_note,
+    order_by_header,
+    page_notes,
+    turned_page_note,
+    unread_boards_note,
+)
 from digitise.pipeline.options import ScanOptions
 from digitise.solve import NO_TURNS, report_to_json
 from digitise.solve.corrections import check_pages, load_corrections_file, page_files, pages_to_json
@@ -99,9 +105,10 @@ def header_order(readings: Readings, options: ScanOptions) -> tuple[Readings, li
 
 
 def notes_on_pages(readings: Readings, *, ordered_by_header: bool = False) -> list[Flag]:
-    """The notes on the pages: given twice, of another match, out of order, of a mirrored print, read turned."""
+    """The notes on the pages: given twice, of another match, out of order, of a mirrored print, read turned, with
+    boards not read."""
     return (page_notes(readings, ordered_by_header=ordered_by_header) + mirrored_print_note(readings)
-            + turned_page_note(readings))
+            + turned_page_note(readings) + unread_boards_note(readings))
 
 
 def numbered(readings: Readings, hand: Sequence[HandCell]) -> tuple[Readings, dict[Place, list[HandCell]]]:

@@ -57,6 +57,12 @@ class OtherPrint:
     line_grey: float = 0.55
     #: Off squares on the left, points 1 to 12 left to right, result squares on the right.
     mirrored: bool = False
+    #: The boards' grid: columns across, rows down (eight boards a page, or four or six).
+    columns: int = 2
+    rows: int = 4
+    #: Each board's point squares' width (mm) where it differs from ``cell_w`` (board number: width): boards of
+    #: unequal size on one page.
+    cell_w_of: tuple[tuple[int, float], ...] = ()
 
     @property
     def board_w(self) -> float:
@@ -64,34 +70,48 @@ class OtherPrint:
         return self.res_w + 12 * self.cell_w + self.off_w
 
     @property
+    def boards(self) -> int:
+        """How many boards a page holds."""
+        return self.columns * self.rows
+
+    @property
     def board_h(self) -> float:
         """A board's height (mm)."""
         return 2 * self.cell_h + self.centre_h
 
     def board_origin(self, index: int) -> tuple[float, float]:
-        """Top-left corner (mm) of board ``index`` (1-8: two columns, four rows, row by row)."""
-        col, row = (index - 1) % 2, (index - 1) // 2
+        """Top-left corner (mm) of board ``index`` (from 1, row by row)."""
+        col, row = (index - 1) % self.columns, (index - 1) // self.columns
         return (self.left + col * (self.board_w + self.column_gap), self.top + row * (self.board_h + self.row_gap))
 
     def template(self) -> Template:
-        """The print's geometry: eight boards, its header's boxes when it has one, no markers."""
+        """The print's geometry: its boards, its header's boxes when it has one, no markers."""
         boards = []
-        for index in range(1, 9):
+        own = dict(self.cell_w_of)
+        for index in range(1, self.boards + 1):
             bx, by = self.board_origin(index)
+            cell_w = own.get(index, self.cell_w)
+            # A smaller board keeps its squares' proportions, and its place's centre.
+            shrink = cell_w / self.cell_w
+            res_w, off_w, cell_h, centre_h = self.res_w, self.off_w, self.cell_h, self.centre_h
+            if index in own:
+                res_w, off_w, cell_h, centre_h = (v * shrink for v in (res_w, off_w, cell_h, centre_h))
+                bx += (1.0 - shrink) * self.board_w / 2
+                by += (1.0 - shrink) * self.board_h / 2
             cells: dict[str, Rect] = {}
-            for row_names, y in ((TOP_ROW, by), (BOTTOM_ROW, by + self.cell_h + self.centre_h)):
-                widths = [self.res_w] + [self.cell_w] * 12 + [self.off_w]
+            for row_names, y in ((TOP_ROW, by), (BOTTOM_ROW, by + cell_h + centre_h)):
+                widths = [res_w] + [cell_w] * 12 + [off_w]
                 names = list(row_names)
                 if self.mirrored:
                     names.reverse()
                     widths.reverse()
                 x = bx
                 for name, w in zip(names, widths, strict=True):
-                    cells[name] = Rect(round(x, 3), round(y, 3), w, self.cell_h)
+                    cells[name] = Rect(round(x, 3), round(y, 3), w, cell_h)
                     x += w
             first = min(cells["B12"].x, cells["B1"].x)
-            cells["centre"] = Rect(first, round(by + self.cell_h, 3), 12 * self.cell_w, self.centre_h)
-            label = Rect(bx - 9.0, by + self.cell_h, 7.0, self.centre_h) if self.label_beside else None
+            cells["centre"] = Rect(first, round(by + cell_h, 3), 12 * cell_w, centre_h)
+            label = Rect(bx - 9.0, by + cell_h, 7.0, centre_h) if self.label_beside else None
             boards.append(BoardGeometry(index, MappingProxyType(cells), label))
         return Template(
             name=self.name, page_mm=self.page_mm, markers=(), fields=MappingProxyType(self._fields()),
@@ -151,6 +171,25 @@ PRINTS: dict[str, OtherPrint] = {
         "photocopy-club", (297.0, 210.0), cell_w=9.3, cell_h=12.5, centre_h=9.5, res_w=9.3, off_w=9.3,
         left=12.3, top=24.0, column_gap=12.0, row_gap=12.7, header="top", numbers=("above",),
         line_mm=0.25, thick_mm=0.6, line_grey=0.3),
+}
+
+#: Prints of fewer boards a page, and one whose boards are not all of a size (:data:`PRINTS` holds eight a page).
+FEW_BOARDS: dict[str, OtherPrint] = {
+    # Four large boards, two by two, point numbers above and below, a title, no header.
+    "club-four": OtherPrint(
+        "club-four", (297.0, 210.0), cell_w=9.0, cell_h=14.0, centre_h=9.0, res_w=9.0, off_w=9.0,
+        left=17.0, top=38.0, column_gap=20.0, row_gap=36.0, numbers=("above", "below"),
+        title="BACKGAMMON", line_mm=0.3, thick_mm=0.7, line_grey=0.45, rows=2),
+    # Six boards, two columns of three rows, club-small's squares, numbers below, row labels.
+    "club-six": OtherPrint(
+        "club-six", (297.0, 210.0), cell_w=8.3, cell_h=11.0, centre_h=7.5, res_w=8.3, off_w=8.3,
+        left=20.3, top=24.0, column_gap=24.0, row_gap=26.0, numbers=("above", "below"), row_labels=True,
+        line_mm=0.25, thick_mm=0.6, line_grey=0.45, rows=3),
+    # club-six with its last two boards drawn 15 % smaller (ruled by another hand): boards of unequal size.
+    "club-six-unequal": OtherPrint(
+        "club-six-unequal", (297.0, 210.0), cell_w=8.3, cell_h=11.0, centre_h=7.5, res_w=8.3, off_w=8.3,
+        left=20.3, top=24.0, column_gap=24.0, row_gap=26.0, numbers=("above", "below"), row_labels=True,
+        line_mm=0.25, thick_mm=0.6, line_grey=0.45, rows=3, cell_w_of=((5, 7.05), (6, 7.05))),
 }
 
 

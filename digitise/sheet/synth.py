@@ -3,7 +3,7 @@
 ``render_match_pages`` encodes the match with
 :func:`digitise.notation.encode.encode_match` (one board per turn, exactly
 as NOTATION.md says), lays the boards out eight to a page (board ``k`` goes
-to page ``k // 8 + 1``, index ``k % 8 + 1``), writes every mark with real
+to page ``k // 8 + 1``, index ``k % 8 + 1``; as many as the template holds on another print), writes every mark with real
 handwritten digit glyphs and hand-drawn crosses and arrows in one writer's
 style per page, fills the header, and applies one damage level of
 :mod:`digitise.sheet.damage`. Each page comes with its truth::
@@ -45,7 +45,7 @@ from digitise.errors import InputError, OutputError
 from digitise.fileio import folder_problem
 from digitise.game.record import MatchRecord
 from digitise.notation.encode import EncodedBoard, encode_match
-from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
+from digitise.notation.marks import BoardMarks
 from digitise.notation.template import Rect, Template, mm_to_px_matrix, px_per_mm
 from digitise.sheet.damage import LEVELS, Degrade, damage_page, page_homography, pick_dpi
 from digitise.sheet.handwriting import (
@@ -123,10 +123,11 @@ def render_match_pages(
     if names_boards:
         boards = with_names_boards(boards, match)
     header = header_fields(match)
-    pages = max(1, -(-len(boards) // BOARDS_PER_PAGE))
+    per_page = len(template.boards)  # eight on digitise's note, four or six on some other prints
+    pages = max(1, -(-len(boards) // per_page))
     out = []
     for page in range(1, pages + 1):
-        chunk = boards[(page - 1) * BOARDS_PER_PAGE: page * BOARDS_PER_PAGE]
+        chunk = boards[(page - 1) * per_page: page * per_page]
         placed = [(k + 1, board) for k, board in enumerate(chunk)]
         out.append(render_page(placed, page=page, header=header, template=template, seed=seed, degrade=level,
                                bank=bank, name=name, dpi=dpi, other_print=other_print))

@@ -154,6 +154,10 @@ class Reason(Enum):
                       "Nothing, if the print is mirrored; else check a turn of those pages.", True)
     TURNED_PAGE = ("turned-page", "pages: {pages} {verb} turned in the image: read turned back",
                    "Nothing, if the turns read right; else scan the pages upright.", True)
+    UNREAD_BOARDS = ("unread-boards",
+                     ("boards not read: {boards}: their ruled lines were found but not their squares (boards of "
+                      "unequal size); their turns are missing, not guessed"),
+                     "Enter those boards' turns by hand, or scan the pages again with their squares clear.", True)
     ORDER_KEPT = ("order-kept",
                   ("page order: not every page's number could be read surely (read: {numbers}; ? unsure); the pages "
                   "are in the order given"),

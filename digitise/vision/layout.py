@@ -52,11 +52,20 @@ LINE_COVER = 0.5
 #: Between the rows, the point squares' lines are absent (at most this share of the strip is dark there), but
 #: the strip is closed at both ends.
 OPEN_CENTRE = 0.35
-#: A page needs this many boards seen (the others are placed from the lattice).
-MIN_SEEN = 6
 #: Printed figures are judged on the full-resolution page up to this many px per point square's width (a figure
 #: then stands about 12 px tall; more costs time and tells no more).
 FIGURE_PITCH_PX = 70.0
+#: A page needs this many boards seen (the others are placed from the lattice) ...
+MIN_SEEN = 6
+#: ... of its eight, or as many of a note of fewer boards (three of four, five of six).
+MIN_SEEN_SHARE = MIN_SEEN / BOARDS_PER_PAGE
+#: How many boards a note's grid may hold (two columns of two, three or four rows, or the other way).
+BOARD_GRIDS = (4, 6, BOARDS_PER_PAGE)
+#: Boards whose point squares' pitch differs from the page's by more than this are of unequal size ...
+UNEQUAL = 0.12
+#: ... and four long lines spaced as a board's, without its squares, as wide and tall as the boards found to
+#: within this share, are a board not read (a smaller board, or one too damaged to fit).
+BOARD_LIKE = 0.35
 #: Style key of a fitted template: strokes beyond a board's outer lines are not its cells' (the print
 #: may write point numbers or labels there).
 CLOSED_EDGES = "closed_edges"
@@ -98,6 +107,9 @@ class LayoutFit:
     way_up_seen: bool = True
     #: Point numbers are printed beside its squares (rows of them seen).
     numbered: bool = True
+    #: Boards (their numbers on the page, in reading order) whose long lines were seen but not their squares, on a
+    #: page of boards of unequal size: not read (none is placed from the others).
+    unread: tuple[int, ...] = ()
 
 
 def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
@@ -170,6 +182,8 @@ def _fours(lines: list[tuple[float, float, float]],
     # it) is a part of a line of the narrowest column of more lines it lies within (that column's line nearest
     # to it).
     by_width = sorted(columns, key=lambda c: c[0][1] - c[0][0])
+    # Where a line given a wider column's ends was drawn (a smaller board's lines lie within its neighbours').
+    drawn: dict[tuple[float, float, float], tuple[float, float]] = {}
     for few in sorted(columns, key=len):
         for line in list(few):
             x0, x1, y = line
@@ -180,6 +194,7 @@ def _fours(lines: list[tuple[float, float, float]],
                 tol = 0.03 * (c1 - c0)
                 if x0 >= c0 - tol and x1 <= c1 + tol and x1 - x0 >= 0.3 * (c1 - c0):
                     column.append((c0, c1, y))
+                    drawn[(c0, c1, y)] = (x0, x1)
                     few.remove(line)
                     break
     columns = [c for c in columns if c]
@@ -201,6 +216,10 @@ def _fours(lines: list[tuple[float, float, float]],
                         and 0.25 * h1 <= centre <= 1.6 * h1):
                     continue
                 board = accept(left, right, ys)
+                if board is None and any(line in drawn for line in chosen):
+                    # A board smaller than the boards above or below it: its own lines' ends.
+                    ends = [drawn.get(line, line[:2]) for line in chosen]
+                    board = accept(float(np.median([e[0] for e in ends])), float(np.median([e[1] for e in ends])), ys)
                 if board is not None:
                     boards.append(board)
                     i = picks[-1] + 1
@@ -292,17 +311,29 @@ def _clusters(values: Sequence[float], tol: float) -> list[float]:
     return [float(np.median(c)) for c in centres]
 
 
-def _lattice(found: list[FittedBoard]) -> list[FittedBoard]:
+def _needed(count: int) -> int:
+    """How many boards of a grid of ``count`` must be seen (:data:`MIN_SEEN`)."""
+    return int(np.ceil(MIN_SEEN_SHARE * count - 1e-9))
+
+
+def _lattice(found: list[FittedBoard], rows_only: Sequence[tuple[float, float, tuple[float, float, float, float]]] = ()
+             ) -> list[FittedBoard]:
     """The boards in reading order (rows top to bottom, left to right), the unseen placed from the others of
-    their column (from its row beside it when the column holds one other). Raises :class:`LayoutError` when
-    they form no lattice of eight."""
+    their column (from its row beside it when the column holds one other). ``rows_only``: boards whose four
+    long lines were seen but not their squares (left, right, the lines' y): they count in the grid's rows and
+    columns. Raises :class:`LayoutError` when they form no grid of :data:`BOARD_GRIDS` boards, or too few of
+    them were seen."""
     width = float(np.median([b.right - b.left for b in found]))
     height = float(np.median([b.ys[3] - b.ys[0] for b in found]))
-    cols = _clusters([b.left for b in found], 0.5 * width)
-    rows = _clusters([b.ys[0] for b in found], 0.5 * height)
-    if len(cols) * len(rows) != BOARDS_PER_PAGE:
+    cols = _clusters([b.left for b in found] + [left for left, _, _ in rows_only], 0.5 * width)
+    rows = _clusters([b.ys[0] for b in found] + [ys[0] for _, _, ys in rows_only], 0.5 * height)
+    count = len(cols) * len(rows)
+    if count not in BOARD_GRIDS:
         raise LayoutError(f"{len(found)} boards found in {len(cols)} column(s) and {len(rows)} row(s): "
-                          f"a note of {BOARDS_PER_PAGE} boards in a grid is expected")
+                          f"a note of {', '.join(map(str, BOARD_GRIDS[:-1]))} or {BOARD_GRIDS[-1]} boards in a grid "
+                          "is expected")
+    if len(found) < _needed(count):
+        raise LayoutError(f"only {len(found)} boards found from the lines (at least {_needed(count)} of {count} needed)")
     slots: dict[tuple[int, int], FittedBoard] = {}
     for b in found:
         c = int(np.argmin([abs(b.left - x) for x in cols]))
@@ -557,15 +588,15 @@ def _upright(fit: LayoutFit, figures: np.ndarray, work_shape: Sequence[int], ful
 
 
 def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
-              mirrored: bool = False) -> Template:
+              mirrored: bool = False, indices: Sequence[int] | None = None) -> Template:
     """The fitted boards as a template in mm (``scale`` px per mm of the upright image of ``size``); ``mirrored``:
-    the off squares on the left."""
+    the off squares on the left; ``indices``: the boards' numbers on the page (else 1, 2, ... in order)."""
 
     def mm(v: float) -> float:
         return round(v / scale + 0.0, 2)
 
     geometries = []
-    for index, b in enumerate(boards, start=1):
+    for index, b in zip(indices or range(1, len(boards) + 1), boards, strict=True):
         xs = b.xs
         cells: dict[str, Rect] = {}
         for names, (top, bottom) in ((TOP_ROW, b.ys[:2]), (BOTTOM_ROW, b.ys[2:])):
@@ -656,10 +687,10 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
     upright = cv2.warpAffine(grey, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     upright_binary = _binary(upright)
     lines = _horizontals(upright_binary)
-    rows_seen = []
+    rows_seen: list[tuple[float, float, tuple[float, float, float, float]]] = []
 
     def accept(left: float, right: float, ys: tuple[float, float, float, float]) -> FittedBoard | None:
-        rows_seen.append(ys)
+        rows_seen.append((left, right, ys))
         return _board(upright_binary, left, right, ys)
 
     found = _fours(lines, accept)
@@ -670,22 +701,69 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
             else "no board's squares (ruled lines, but not a result square, twelve point squares and an off square "
                  "in each row with an open centre strip between)")
         raise LayoutError(f"no grid of boards found: {what}")
-    if len(found) < MIN_SEEN:
-        raise LayoutError(f"only {len(found)} boards found from the lines (at least {MIN_SEEN} of {BOARDS_PER_PAGE} needed)")
     pitch = float(np.median([b.pitch for b in found]))
-    odd = [b for b in found if abs(b.pitch - pitch) > 0.12 * pitch]
-    if odd:
-        raise LayoutError(f"boards of unequal size ({len(odd)} of {len(found)} differ by more than 12 %)")
-    boards = _lattice(found)
+    odd = [b for b in found if abs(b.pitch - pitch) > UNEQUAL * pitch]
+    unread: tuple[int, ...] = ()
+    alike, like = _rows_only(found, rows_seen, UNEQUAL), _rows_only(found, rows_seen, BOARD_LIKE)
+    if odd or len(like) > len(alike):
+        boards, indices, unread = _each_own(found, like)
+    else:
+        boards = _lattice(found, alike)
+        indices = tuple(range(1, len(boards) + 1))
     scale = pitch / OWN_CELL_W_MM
     figures = _figures(upright)
     printed = figures[..., 0] > 0
     flipped = numbers_side(printed, boards) > 0
     numbered = sum(1 for _ in _number_widths(printed, boards)) >= 4
-    template = _template(boards, scale, size, name, flipped)
+    template = _template(boards, scale, size, name, flipped, indices)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
-    return LayoutFit(template, homography, turn, len(found), tuple(boards), flipped, numbered=numbered), figures
+    return (LayoutFit(template, homography, turn, len(found), tuple(boards), flipped, numbered=numbered, unread=unread),
+            figures)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Whether two boxes (left, top, right, bottom) share more than a tenth of the smaller's width and height."""
+    across = min(a[2], b[2]) - max(a[0], b[0])
+    down = min(a[3], b[3]) - max(a[1], b[1])
+    return across > 0.1 * min(a[2] - a[0], b[2] - b[0]) and down > 0.1 * min(a[3] - a[1], b[3] - b[1])
+
+
+def _rows_only(found: Sequence[FittedBoard], tried: Sequence[tuple[float, float, tuple[float, float, float, float]]],
+               within: float) -> list[tuple[float, float, tuple[float, float, float, float]]]:
+    """Boards whose four long lines were seen but not their squares: the groups of four lines tried
+    (``tried``: left, right, their y) that lie on no board found nor on one another, as wide and tall as the
+    boards found to within this share (lines of a header or a title are not a board)."""
+    boxes = [(b.left, b.ys[0], b.right, b.ys[3]) for b in found]
+    width = float(np.median([b.right - b.left for b in found]))
+    height = float(np.median([b.ys[3] - b.ys[0] for b in found]))
+    out: list[tuple[float, float, tuple[float, float, float, float]]] = []
+    for left, right, ys in sorted(tried, key=lambda t: (t[2][0], t[0])):
+        box = (left, ys[0], right, ys[3])
+        if abs(right - left - width) > within * width or abs(ys[3] - ys[0] - height) > within * height:
+            continue
+        if any(_overlap(box, other) for other in boxes):
+            continue
+        boxes.append(box)
+        out.append((left, right, ys))
+    return out
+
+
+def _each_own(found: Sequence[FittedBoard], rows_only: Sequence[tuple[float, float, tuple[float, float, float, float]]]
+              ) -> tuple[list[FittedBoard], tuple[int, ...], tuple[int, ...]]:
+    """Boards of unequal size, each with its own lines, in reading order (rows top to bottom, left to right): the
+    boards, their indices, and the indices of boards seen by their long lines only (not read: nothing is placed
+    where no squares were seen). Raises :class:`LayoutError` for more boards than a note holds."""
+    places: list[tuple[float, float, float, FittedBoard | None]] = [(b.left, b.ys[0], b.ys[3] - b.ys[0], b) for b in found]
+    places += [(left, ys[0], ys[3] - ys[0], None) for left, _, ys in rows_only]
+    if len(places) > BOARDS_PER_PAGE:
+        raise LayoutError(f"{len(places)} boards of unequal size found: a note holds at most {BOARDS_PER_PAGE}")
+    rows = _clusters([top for _, top, _, _ in places], 0.5 * float(np.median([h for _, _, h, _ in places])))
+    ordered = sorted(places, key=lambda p: (int(np.argmin([abs(p[1] - y) for y in rows])), p[0]))
+    boards = [b for _, _, _, b in ordered if b is not None]
+    indices = tuple(k for k, (_, _, _, b) in enumerate(ordered, start=1) if b is not None)
+    unread = tuple(k for k, (_, _, _, b) in enumerate(ordered, start=1) if b is None)
+    return boards, indices, unread
 
 
 def board_crossings(template: Template) -> np.ndarray:
@@ -703,6 +781,8 @@ SAME_PRINT_MM = 1.2
 #: ... stretching it no more than this much more one way than the other (the prints' own proportions differ:
 #: a taller row or centre strip is no slant of the camera).
 SAME_PRINT_STRETCH = 0.04
+#: A board alone is its template's when it is moved and turned onto it within this (mm).
+SAME_BOARD_MM = 0.6
 
 
 def print_map(fitted: Template, template: Template, *, sides: bool = True) -> np.ndarray | None:
@@ -726,6 +806,27 @@ def print_map(fitted: Template, template: Template, *, sides: bool = True) -> np
     if abs(across / max(down, 1e-9) - 1.0) > SAME_PRINT_STRETCH:
         return None
     return np.asarray(homography, np.float64)
+
+
+def same_boards(fitted: Template, template: Template) -> bool:
+    """Whether each board of ``fitted`` (a :func:`fit_layout` template of fewer boards than ``template``, say a
+    page of it with boards hidden) is drawn as ``template``'s first: the same print's boards, whatever grid they
+    were found in. Both are in mm of a point square 9.75 mm wide, so a board is only moved and turned onto the
+    other, every line crossing within :data:`SAME_BOARD_MM` (one board alone says less than a page)."""
+    if not fitted.boards or len(fitted.boards) >= len(template.boards):
+        return False
+    own = board_crossings(replace(template, boards=template.boards[:1])).astype(np.float32)
+    for board in fitted.boards:
+        seen = board_crossings(replace(fitted, boards=(board,))).astype(np.float32)
+        matrix, _ = cv2.estimateAffinePartial2D(own, seen, method=cv2.LMEDS)
+        if matrix is None:
+            return False
+        if abs(float(np.hypot(matrix[0, 0], matrix[1, 0])) - 1.0) > SAME_PRINT_STRETCH:
+            return False
+        mapped = own @ matrix[:, :2].T + matrix[:, 2]
+        if float(np.linalg.norm(mapped - seen, axis=1).max()) > SAME_BOARD_MM:
+            return False
+    return True
 
 
 def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:

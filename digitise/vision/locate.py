@@ -26,13 +26,14 @@ from digitise.vision.grid import (
     upright_edge_contrast,
 )
 from digitise.vision.images import PageImage, darkest_channel
-from digitise.vision.layout import fit_layout, print_map, way_up
+from digitise.vision.layout import MIN_SEEN_SHARE, fit_layout, print_map, same_boards, way_up
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, rotation_of
 
 #: Long side of the working copy used for locating (pixels).
 WORK_LONG_SIDE = 1800
 #: A page needs at least this many of its boards found ...
 MIN_BOARDS = 6
+#: (as large a share of a note of fewer boards, another print's: :func:`_boards_needed`) ...
 #: ... or this many when three or four printed markers fix it: the markers place every board, the
 #: lines only confirm the form.
 MIN_BOARDS_WITH_MARKERS = 3
@@ -48,6 +49,16 @@ SMEAR_READABLE_MM = 1.4
 SMEARED_BALANCE = 0.25
 #: A page smaller than this (px per mm) cannot be read.
 MIN_PX_PER_MM = 4.0
+
+
+#: How a page found from its lines says in its readings' method which of its boards were seen but not read
+#: ("lines, boards not read 3, 5": boards of unequal size whose squares could not be fitted).
+UNREAD_METHOD = "boards not read "
+
+
+def _boards_needed(boards: int) -> int:
+    """How many of a note's ``boards`` must show their lines (:data:`MIN_BOARDS` of eight)."""
+    return int(np.ceil(MIN_SEEN_SHARE * boards - 1e-9))
 
 
 def _reduce(grey: np.ndarray) -> tuple[np.ndarray, float]:
@@ -144,10 +155,11 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
     except LayoutError as exc:
         raise LayoutError(exc.reason, source, f"page {number}") from None
     if by_lines is not None:
-        template, homography = by_lines
+        template, homography, unread = by_lines
         rotation = rotation_of(homography, template.page_mm)
         # Said in the page's readings, and so in the report's notes (see digitise.pipeline.MIRRORED_PRINT_METHOD).
         method = "lines, mirrored print" if mirrored(template.boards[0]) else "lines"
+        method += f", {UNREAD_METHOD}{', '.join(map(str, unread))}" if unread else ""
         method += f", turned {rotation}" if rotation else ""
         return template, PageFit(homography, method, (), rotation, 0.0), {}
     grids = [(t, find_grid(small, t)) for t in templates]
@@ -161,9 +173,10 @@ def _fit_page(small: np.ndarray, templates: Sequence[Template], source: str, num
 
 
 def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray | None = None
-              ) -> tuple[Template, np.ndarray] | None:
-    """The page's boards fitted from its own lines (:func:`~digitise.vision.layout.fit_layout`): the template
-    and its homography (mm -> px of ``small``).
+              ) -> tuple[Template, np.ndarray, tuple[int, ...]] | None:
+    """The page's boards fitted from its own lines (:func:`~digitise.vision.layout.fit_layout`): the template,
+    its homography (mm -> px of ``small``) and the boards seen but not read (boards of unequal size whose
+    squares could not be fitted: see :attr:`~digitise.vision.layout.LayoutFit.unread`).
 
     A print one of ``templates`` describes without markers (a layout file of
     ``digitise layout``) is placed as that template; another print gets the
@@ -178,15 +191,16 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray
     except LayoutError:
         return None
     # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
-    if any(print_map(fitted.template, t, sides=False) is not None for t in templates if t.markers):
+    if any(print_map(fitted.template, t, sides=False) is not None or same_boards(fitted.template, t)
+           for t in templates if t.markers):
         return None
     for template in templates:
         onto = print_map(fitted.template, template)
         if onto is not None and not template.markers:
             way_up(fitted, vouched=True)
-            return template, fitted.homography @ onto
+            return template, fitted.homography @ onto, ()
     way_up(fitted)
-    return fitted.template, fitted.homography
+    return fitted.template, fitted.homography, fitted.unread
 
 
 def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:
@@ -240,7 +254,7 @@ def locate(
         scale = fit.px_per_mm / factor
         raise PageError(f"the note is too small to read ({scale:.1f} px per mm, about {scale * 25.4:.0f} dpi): "
                         f"scan it at 150 dpi or more", page.source, where)
-    enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else MIN_BOARDS
+    enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else min(MIN_BOARDS, _boards_needed(len(chosen.boards)))
     boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor)
     smeared = 0.0
     if not outside and len(chosen.boards) - len(missing) < enough:
