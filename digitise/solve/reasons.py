@@ -283,3 +283,22 @@ CODES_KEY = {"reasons": "reason_codes", "notes": "note_codes", "scan_notes": "sc
 def reason_by_code(code: str) -> Reason | None:
     """The reason with this code, or ``None``."""
     return next((reason for reason in Reason if reason.code == code), None)
+
+
+def reference_markdown() -> str:
+    """Every reason and note as a Markdown page (``docs/reasons.md``): its code, its text, what to do."""
+    lines = ["# Flag reasons and notes", "",
+             "Generated from `digitise/solve/reasons.py` (`Reason`); a test checks this page is current.",
+             "A report gives each reason's text (`reasons`, `notes`) and, beside it, its code",
+             "(`reason_codes`, `note_codes`, `scan_note_codes`). Codes never change; texts may be reworded.",
+             "`{...}` in a text is filled in with the board's or the match's own values.", ""]
+    for of_match, title in ((False, "Reasons a board is flagged"), (True, "Notes about a whole match")):
+        lines += [f"## {title}", "", "| code | the report says | what to do |", "|---|---|---|"]
+        lines += [f"| `{r.code}` | {_cell(r.text)} | {_cell(r.action)} |" for r in Reason if r.of_match == of_match]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """``text`` safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -10,7 +10,7 @@ import pytest
 
 from digitise.notation.readings import load_readings
 from digitise.solve import solve
-from digitise.solve.reasons import CODES_KEY, Reason, codes_of, reason_of
+from digitise.solve.reasons import CODES_KEY, Reason, codes_of, reason_of, reference_markdown
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -67,3 +67,9 @@ def test_the_report_carries_each_reasons_code_beside_its_text(name: str) -> None
 def test_a_report_without_codes_has_them_told_from_its_texts() -> None:
     turn = {"reasons": ["low confidence", "game does not end", "something else"]}
     assert codes_of(turn) == ["low-confidence", "game-does-not-end", ""]
+
+
+def test_the_reasons_page_lists_every_reason_as_the_code_says() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reasons.md").read_text(encoding="utf-8")
+    assert page == reference_markdown(), "docs/reasons.md is out of date: write reference_markdown() to it"
+    assert all(f"| `{member.code}` |" in page for member in Reason)
