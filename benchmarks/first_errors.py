@@ -28,6 +28,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import digitise.solve.fitting as fitting_module
 import digitise.solve.length as length_module
 import digitise.solve.solver as solve_module
 import digitise.solve.strangers as strangers_module
@@ -36,15 +37,15 @@ from benchmarks.resolve import solved_as_written
 from digitise.game.record import ActionKind, MatchRecord
 from digitise.notation.mat import read_mat_strict
 from digitise.notation.readings import Readings, load_readings
-from digitise.solve import search
+from digitise.solve import nodes, search
 from digitise.solve.compare import compare
 
 
-def _scored_as_read(self: search.Searcher, options: list[Any], forced: search.Forced) -> list[Any]:
+def _scored_as_read(self: search.Searcher, options: list[Any], forced: nodes.Forced) -> list[Any]:
     """``Searcher._apply_forced`` keeping the imposed option's own score."""
-    fitting = [o for o in options if search._fits(o, forced)]
+    fitting = [o for o in options if fitting_module._fits(o, forced)]
     if fitting and forced.response is not None:
-        fitting = [search._answered(o, forced.response) for o in fitting]
+        fitting = [fitting_module._answered(o, forced.response) for o in fitting]
     return fitting or [replace(o, local=o.local - 30.0) for o in options]
 
 
@@ -53,7 +54,7 @@ def _scores(found: list[float]) -> Iterator[None]:
     """Impose corrections at their own score, and note the score of each whole-match search."""
     plain = solve_module._search
 
-    def noted(*args: Any, **kwargs: Any) -> search.Node:
+    def noted(*args: Any, **kwargs: Any) -> nodes.Node:
         final = plain(*args, **kwargs)
         found.append(final.score)
         return final

@@ -10,9 +10,7 @@ from digitise.errors import ReadingsError, short
 from digitise.game.position import Side
 from digitise.game.rules import Roll
 from digitise.notation.mat import parse_steps
-from digitise.solve.search import (
-    Forced,
-)
+from digitise.solve.nodes import Forced
 
 _MOVE = re.compile(r"^(?:(bottom|top)\s+)?([1-6])([1-6])\s*:\s*(.*)$", re.IGNORECASE)
 _WINS = re.compile(r"^(bottom|top)\s+wins\s+(\d+)$", re.IGNORECASE)

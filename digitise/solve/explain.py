@@ -5,17 +5,10 @@ from __future__ import annotations
 import math
 
 from digitise.solve.evidence import BoardEvidence
+from digitise.solve.nodes import Cache, Forced, Node, State
+from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
-from digitise.solve.search import (
-    GAME_DOES_NOT_END,
-    Cache,
-    Forced,
-    Node,
-    Searcher,
-    State,
-    best_path,
-    troubled,
-)
+from digitise.solve.search import GAME_DOES_NOT_END, Searcher, troubled
 
 #: The beam's margin (``search.MARGIN`` is 6) for searching again readings whose last game does not end.
 UNFINISHED_MARGIN = 9.0

@@ -7,15 +7,11 @@ from collections.abc import Sequence
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.explain import _search
+from digitise.solve.nodes import Cache, Forced, Node
+from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
 from digitise.solve.reasons import Reason
-from digitise.solve.search import (
-    FOREIGN,
-    Cache,
-    Forced,
-    Node,
-    best_path,
-)
+from digitise.solve.search import FOREIGN
 
 #: What the report says, and the CLI prints, when the match's length or names had to be made up.
 LENGTH_UNKNOWN = Reason.LENGTH_UNKNOWN.text

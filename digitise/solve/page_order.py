@@ -7,10 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from digitise.notation.readings import Readings, written_page_number
+from digitise.solve.nodes import Node
 from digitise.solve.reasons import Flag, Reason
-from digitise.solve.search import (
-    Node,
-)
 
 #: How surely each page number around a gap must be read: four numbers in step on either side of a jump
 #: are seldom all misread.

@@ -13,9 +13,12 @@ from digitise.game.match import MatchState
 from digitise.game.position import Position, Side
 from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
+from digitise.solve.alternatives import weighed_alternatives
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.length import _after_the_end
+from digitise.solve.nodes import Event, Node
 from digitise.solve.page_order import _GapMarks
+from digitise.solve.paths import best_line, confidence, decisions, leads_to, misread_doubt, rivals
 from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report_types import (
     Candidate,
@@ -30,21 +33,7 @@ from digitise.solve.report_types import (
     TurnAction,
 )
 from digitise.solve.result import SolveResult
-from digitise.solve.search import (
-    AFTER_THE_END,
-    GAME_DOES_NOT_END,
-    LOW_CONFIDENCE,
-    POOR_FIT,
-    Event,
-    Node,
-    best_line,
-    confidence,
-    decisions,
-    leads_to,
-    misread_doubt,
-    rivals,
-    weighed_alternatives,
-)
+from digitise.solve.search import AFTER_THE_END, GAME_DOES_NOT_END, LOW_CONFIDENCE, POOR_FIT
 
 #: A board sure enough by REVIEW_BELOW is still flagged when the turns expected wrong because of it
 #: (its doubt, times itself and the later turns that would read otherwise) reach this: a fifth of a turn.

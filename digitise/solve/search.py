@@ -14,25 +14,39 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Literal
 
-from digitise.game.match import Cube, MatchState
-from digitise.game.position import BAR, CHECKERS, OFF, Position, Side
-from digitise.game.rules import (
-    ALL_ROLLS,
-    Play,
-    Roll,
-    Step,
-    game_value,
-    is_closed_out,
-    legal_plays,
-    play_from_moves,
-)
+from digitise.game.position import CHECKERS, OFF, Position, Side
+from digitise.game.rules import ALL_ROLLS, Play, Roll, game_value, is_closed_out, legal_plays
 from digitise.notation.encode import number_digits, turn_cells
-from digitise.notation.marks import point_of_cell, result_cell
+from digitise.notation.marks import result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
+from digitise.solve.fitting import (
+    _answered,
+    _fits,
+    _game_over,
+    _resign_values,
+    _view,
+    legal_results,
+    nearest_play,
+    physical_play,
+    result_values,
+)
+from digitise.solve.nodes import (
+    Cache,
+    Event,
+    Forced,
+    Node,
+    PlayKey,
+    State,
+    Summary,
+    _first_heard,
+    _Option,
+    _settle,
+)
+from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
 from digitise.solve.reasons import Flag, Reason
 
@@ -43,9 +57,6 @@ MARGIN = 6.0
 #: Priors, in log units, for things a recorder rarely does.
 BLANK_IN_GAME = -5.0
 ILLEGAL_MOVE = -10.0
-#: A result square whose number is no legal value (cube x 1, 2 or 3) is read as the nearest one,
-#: at this cost (more for values further off).
-ILLEGAL_RESULT = -1.0
 UNFINISHED = -6.0
 #: The tag of the end of readings that stop in the middle of a game.
 GAME_DOES_NOT_END = Reason.GAME_DOES_NOT_END.flag()
@@ -68,14 +79,6 @@ MISSING = -10.0
 FOREIGN = -12.0
 #: Below this board score no legal play is taken to explain the marks.
 POOR_FIT = -4.0
-#: Below this fit of the marks (board score less the roll's and its writing's priors) the explanation
-#: overrules the reader (its best reading was at least ~12 times likelier than what was taken as
-#: written): the board is flagged and its game rests on it.
-LOOSE_FIT = -2.5
-#: ... unless the board's decision is this sure against every rival the search weighed: the solver
-#: then took the misread into account, and the turn is neither flagged for it nor the rest of its
-#: game left resting on it (see :func:`misread_doubt`).
-MISREAD_SURE = 0.9995
 #: Enumerating every legal play cannot beat this when the marks make no legal play themselves.
 FALLBACK = -2.0
 #: How many of the best hypotheses weigh every legal play of the likely rolls (the best before a
@@ -101,217 +104,6 @@ TIE = 0.7
 CLEAN = -0.3
 #: A given doublet is half as likely as a given pair of different dice.
 DOUBLET = -math.log(2.0)
-
-
-@dataclass(frozen=True, slots=True)
-class State:
-    """Where a match stands between boards."""
-
-    #: Seen by ``on_roll``; the initial position while a game has not begun.
-    pos: Position
-    #: ``None`` before a game's first roll: either player may open.
-    on_roll: Side | None
-    cube: Cube
-    #: A double by this side waits for its take or drop.
-    pending: Side | None
-    match: MatchState
-    #: Number of the game in progress or about to begin.
-    game: int
-    #: The answer a reviewer gave the pending double ("take" or "drop"), when one did: the next
-    #: board is read with that answer only.
-    answer: str | None = None
-
-    @classmethod
-    def start(cls, length: int) -> State:
-        """Before the first game of a match of ``length`` points."""
-        return cls(Position.initial(), None, Cube(), None, MatchState(length), 1)
-
-    def after_game(self, winner: Side, points: int) -> State:
-        """The state once ``winner`` has won ``points``: the next game about to begin."""
-        return State(Position.initial(), None, Cube(), None, self.match.after_game(winner, points), self.game + 1)
-
-
-# Events, in the order they happened; the record and the report are built from them.
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One thing that happened: ``kind`` is move, double, take, drop, resign, end, skip, blank or letters."""
-
-    kind: str
-    player: Side | None = None
-    roll: Roll | None = None
-    play: Play | None = None
-    #: Seen by ``player`` before the action.
-    before: Position | None = None
-    #: Cube value offered (double) or points (resign, end).
-    value: int | None = None
-    illegal: bool = False
-
-
-#: What a board was taken to be: the decision that confidences compare.
-Summary = tuple[object, ...]
-
-
-class PlayKey:
-    """A play inside a decision: equal plays are those that lead to the same position."""
-
-    __slots__ = ("play",)
-
-    def __init__(self, play: Play | None) -> None:
-        self.play = play
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PlayKey):
-            return NotImplemented
-        if self.play is None or other.play is None:
-            return self.play is other.play
-        return self.play.result == other.play.result
-
-    def __hash__(self) -> int:
-        return hash(self.play.result) if self.play is not None else 0
-
-    def __str__(self) -> str:
-        return str(self.play) if self.play is not None else ""
-
-
-class Node:
-    """A decision in the hypothesis tree: the board it explains and the state it leads to."""
-
-    __slots__ = (
-        "best",
-        "board",
-        "children",
-        "events",
-        "fit",
-        "kids",
-        "local",
-        "merged",
-        "parent",
-        "parts",
-        "score",
-        "state",
-        "summary",
-        "tags",
-    )
-
-    def __init__(self, parent: Node | None, board: int | None, summary: Summary, events: tuple[Event, ...],
-                 state: State, local: float, score: float, tags: tuple[Flag, ...], fit: float | None = None) -> None:
-        self.parent = parent
-        self.board = board
-        self.summary = summary
-        self.events = events
-        self.state = state
-        self.local = local
-        #: How well the marks fit, without how likely the roll and its way of being written are.
-        self.fit = local if fit is None else fit
-        self.score = score
-        #: Best final score of any explanation through this node.
-        self.best = -math.inf
-        #: Best final score per decision among this node's children.
-        self.kids: dict[Summary, float] = {}
-        self.tags = tags
-        #: Children kept in the beam (the others live on only as scores in ``kids``).
-        self.children: list[Node] = []
-        #: Decisions merged into another kept node with the same state: decision -> that node.
-        self.merged: dict[Summary, Node] = {}
-        #: How each decision among the children explained its board: (board score, fit of the marks,
-        #: play prior), so the report can say why one candidate lost to another.
-        self.parts: dict[Summary, tuple[float, float, float]] = {}
-
-
-def _settle(parent: Node, summary: Summary, score: float) -> None:
-    """Record that an explanation through ``parent`` then ``summary`` ends at ``score``."""
-    node = parent
-    if score > node.kids.get(summary, -math.inf):
-        node.kids[summary] = score
-    while score > node.best:
-        node.best = score
-        up = node.parent
-        if up is None:
-            break
-        if score > up.kids.get(node.summary, -math.inf):
-            up.kids[node.summary] = score
-        node = up
-
-
-def _first_heard(ends: Iterable[tuple[Node, Summary]]) -> list[tuple[Node, dict[Summary, None]]]:
-    """Each node's decisions in the order :func:`_settle`, called on ``ends`` in turn, first records them.
-
-    A node's first end reaches every ancestor not yet reached, and a later one
-    only raises what is recorded; so one climb per node finds the order.
-    """
-    heard: dict[int, tuple[Node, dict[Summary, None]]] = {}
-    reached: set[int] = set()
-
-    def hear(node: Node, summary: Summary) -> None:
-        heard.setdefault(id(node), (node, {}))[1].setdefault(summary, None)
-
-    for parent, summary in ends:
-        hear(parent, summary)
-        node = parent
-        while id(node) not in reached:
-            reached.add(id(node))
-            up = node.parent
-            if up is None:
-                break
-            hear(up, node.summary)
-            node = up
-    return list(heard.values())
-
-
-@dataclass(frozen=True, slots=True)
-class Forced:
-    """A reviewer's correction of one board: what it records, as hard constraints.
-
-    ``moves`` are (source, destination) pairs in the mover's numbering; an
-    empty tuple with a roll means the roll could not be played. ``hits``: the
-    points the correction marks as hit (``6/5* 5/3``), or None when it marks
-    none, so the marks decide between plays that end alike but hit otherwise.
-    """
-
-    player: Side | None = None
-    roll: Roll | None = None
-    moves: tuple[tuple[int, int], ...] | None = None
-    double: bool = False
-    response: str | None = None  # "take" or "drop" after a double
-    winner: Side | None = None
-    points: int | None = None
-    resign: bool = False
-    blank: bool = False
-    hits: frozenset[int] | None = None
-
-
-@dataclass(slots=True)
-class _Option:
-    summary: Summary
-    local: float
-    events: tuple[Event, ...]
-    #: The state after the board, or how to make it: most options die unbuilt.
-    state: State | Callable[[], State]
-    tags: tuple[Flag, ...]
-    #: How likely a player is to choose this (log, <= 0): kept apart from ``local``, which says
-    #: how well the marks fit and decides what is flagged as unexplained.
-    prior: float = 0.0
-    #: The part of ``local`` that is no fit of the marks: a doublet's prior, the way its unplayed
-    #: dice are written, a game conceded unplayed. The report judges the fit without it.
-    writing: float = 0.0
-
-    def built(self) -> tuple[tuple[Event, ...], State]:
-        state = self.state() if callable(self.state) else self.state
-        return self.events, state
-
-
-class Cache:
-    """Legal plays and the marks they write, by position: one per match, shared by its searches.
-
-    The plain search, the repairing one and the stranger-page trials meet the
-    same positions again and again.
-    """
-
-    __slots__ = ("moves", "plays")
-
-    def __init__(self) -> None:
-        self.plays: dict[tuple[Position, Roll], tuple[Play, ...]] = {}
-        self.moves: dict[tuple[Position, Roll, Side], tuple[tuple[Play | None, dict[str, tuple[int, ...]]], ...]] = {}
 
 
 class Searcher:
@@ -912,210 +704,6 @@ class Searcher:
         return [replace(o, local=o.local - 30.0, tags=o.tags + (MISFIT_REASON,)) for o in options]
 
 
-def _answered(option: _Option, response: str) -> _Option:
-    """``option`` with the reviewer's ``response`` to its double kept for the next board."""
-    def answer(state: State) -> State:
-        return replace(state, answer=response) if state.pending is not None else state
-
-    made = option.state
-    if callable(made):
-        build = made
-        return replace(option, state=lambda: answer(build()))
-    return replace(option, state=answer(made))
-
-
-def legal_results(cube: int, needs: int) -> tuple[int, ...]:
-    """What a resignation can be worth with the cube at ``cube``: a single game, a gammon or a backgammon.
-
-    Each also capped at what the winner ``needs`` for the match, as some
-    programs record a match-winning resignation.
-    """
-    values = {cube * k for k in (1, 2, 3)} | {min(cube * k, needs) for k in (1, 2, 3)}
-    return tuple(sorted(values))
-
-
-def result_values(ev: BoardEvidence, cell: str, cube: int,
-                  legal: Sequence[int]) -> list[tuple[int, float, tuple[Flag, ...]]]:
-    """The values ``cell`` may be read as: (points, prior, reasons), every one legal.
-
-    When the reader's best guess is not among ``legal`` (resignations are
-    worth ``cube`` x 1, 2 or 3), a legal value it also listed is read as
-    usual; the others are the nearest legal values (the nearer, the likelier),
-    each flagged with what it replaces.
-    """
-    values = list(dict.fromkeys(legal))
-    read = ev.numbers(cell)
-    written = read[0][0] if read else None
-    if written is None or written in values:
-        return [(points, 0.0, ()) for points in values]
-    listed = {points for points, _ in read}
-    nearest = min(abs(points - written) for points in values)
-    out: list[tuple[int, float, tuple[Flag, ...]]] = []
-    for points in values:
-        if points in listed:
-            out.append((points, 0.0, ()))
-            continue
-        why = Reason.ILLEGAL_RESULT.flag(written=written, cube=cube, points=points)
-        # The square is taken as written (the marks fit), then replaced by a legal value: so
-        # reading it so beats leaving it unexplained, and scores stay <= 0.
-        extra = (abs(points - written) - nearest) / max(written, 1)
-        as_written = ev.cell_score(cell, number_digits(written)) - ev.cell_score(cell, number_digits(points))
-        out.append((points, as_written + ILLEGAL_RESULT * (1.0 + 4.0 * extra), (why,)))
-    return out
-
-
-def _resign_values(ev: BoardEvidence, cell: str, state: State,
-                   winner: Side) -> list[tuple[int, float, tuple[Flag, ...]]]:
-    """:func:`result_values` of a resignation at ``state``'s cube, won by ``winner``."""
-    return result_values(ev, cell, state.cube.value, legal_results(state.cube.value, state.match.needs(winner)))
-
-
-def _game_over(state: State, winner: Side, points: int) -> Callable[[], State]:
-    return lambda: state.after_game(winner, points)
-
-
-def _view(state: State, side: Side) -> Position:
-    """``state``'s position seen by ``side``."""
-    if state.on_roll is None or state.on_roll is side:
-        return state.pos
-    return state.pos.swap()
-
-
-def _fits(option: _Option, forced: Forced) -> bool:
-    kinds = [e for e in option.events if e.kind not in ("skip", "end")]
-    if forced.blank:
-        return option.summary == ("blank",)
-    moves = [e for e in kinds if e.kind == "move"]
-    doubles = [e for e in kinds if e.kind == "double"]
-    resigns = [e for e in kinds if e.kind == "resign"]
-    if forced.double != bool(doubles):
-        return False
-    if forced.roll is not None:
-        if len(moves) != 1 or moves[0].roll != forced.roll or moves[0].illegal:
-            return False
-        move = moves[0]
-        if forced.player is not None and move.player is not forced.player:
-            return False
-        if forced.moves is not None and move.before is not None:
-            if move.play is None:
-                if forced.moves:
-                    return False
-            else:
-                target = list(move.before.mine)
-                for source, dest in forced.moves:
-                    target[source] -= 1
-                    target[dest] += 1
-                if tuple(target) != move.play.result.mine:
-                    return False
-                if forced.hits is not None:
-                    # Hits marked: of the plays that end alike, only the one hitting there fits.
-                    chosen = play_from_moves(move.before, forced.roll, forced.moves, forced.hits)
-                    if chosen is None or chosen.result != move.play.result:
-                        return False
-    elif moves:
-        return False
-    if forced.response is not None:
-        answered = [e.kind for e in option.events if e.kind in ("take", "drop")]
-        # An answer on this board is to the double before it; the answer to this board's own double
-        # shows on the next board, where the state carries it (_answered).
-        if answered and answered[-1] != forced.response:
-            return False
-    if forced.points is not None or forced.resign:
-        if not resigns:
-            return False
-        if forced.points is not None and resigns[-1].value != forced.points:
-            return False
-        if forced.winner is not None and resigns[-1].player is not forced.winner.opponent:
-            return False
-    elif resigns:
-        return False
-    return not (forced.player is not None and doubles and doubles[0].player is not forced.player)
-
-
-def physical_play(pos: Position, side: Side, roll: Roll | None,
-                  cells: Mapping[str, tuple[int, ...]]) -> tuple[Roll, Play] | None:
-    """The play read straight off the marks: a mark ``d`` on point ``p`` came from ``p + d``.
-
-    Returns the roll (``roll`` when given, else the dice the marks show) and
-    the steps, if the checkers can physically make them (a checker at each
-    source, the bar first, no landing on two opposing checkers, bearing off
-    only with all checkers home and by the bear-off rule); whether the play
-    is also *legal* (plays as many dice as the rules demand) is for the caller.
-    """
-    wanted: list[tuple[int, int]] = []  # (destination, die)
-    for name, digits in cells.items():
-        if name in ("centre", "Wres", "Bres"):
-            continue
-        try:
-            dest = point_of_cell(side, name)
-        except ValueError:
-            return None
-        wanted.extend((dest, d) for d in digits)
-    if len(wanted) > 4:
-        return None
-    if roll is None:
-        dice = sorted((d for _, d in wanted), reverse=True) + sorted(set(cells.get("centre", ())), reverse=True)
-        if not dice:
-            return None
-        if len(set(dice)) == 1:
-            roll = Roll(dice[0], dice[0])
-        elif len(dice) == 2:
-            roll = Roll(dice[0], dice[1])
-        else:
-            return None
-    available = list(roll.dice)
-    for _, die in wanted:
-        if die not in available:
-            return None
-        available.remove(die)
-    me, opp = list(pos.mine), list(pos.theirs)
-    steps: list[Step] = []
-    pending = sorted(wanted, key=lambda w: -(w[0] + w[1]))
-    while pending:
-        for i, (dest, die) in enumerate(pending):
-            if dest:
-                source = dest + die
-                if source > BAR or me[source] <= 0 or opp[BAR - dest] >= 2:
-                    continue
-                if me[BAR] and source != BAR:
-                    continue
-            else:
-                if sum(me[7:26]):
-                    continue
-                source = die if me[die] else next((p for p in range(min(die, 7) - 1, 0, -1) if me[p]), 0)
-                if not source or any(me[p] for p in range(source + 1, 7)) and source != die:
-                    continue
-            me[source] -= 1
-            me[dest] += 1
-            hit = bool(dest) and opp[BAR - dest] == 1
-            if hit:
-                opp[BAR - dest] = 0
-                opp[BAR] += 1
-            steps.append(Step(source, dest, die, hit))
-            pending.pop(i)
-            break
-        else:
-            return None
-    try:
-        return roll, Play(tuple(steps), Position(tuple(me), tuple(opp)))
-    except ValueError:
-        return None
-
-
-def nearest_play(play: Play, legal: Sequence[Play], fit: Callable[[Play], float]) -> Play | None:
-    """The legal play whose position is nearest ``play``'s (checkers out of place), best ``fit`` on ties.
-
-    ``None`` when there is no legal play (the roll cannot be played).
-    """
-    def distance(candidate: Play) -> int:
-        a, b = candidate.result, play.result
-        return (sum(abs(x - y) for x, y in zip(a.mine, b.mine, strict=True))
-                + sum(abs(x - y) for x, y in zip(a.theirs, b.theirs, strict=True)))
-
-    ranked = sorted(legal, key=lambda q: (distance(q), -fit(q), str(q)))
-    return ranked[0] if ranked else None
-
-
 #: The reasons of a board explained only by a repair.
 _REPAIRS = frozenset({Reason.GAME_END_UNRECORDED, Reason.BOARD_MISSING, Reason.ILLEGAL_MOVE})
 
@@ -1170,196 +758,3 @@ def _release(nodes: Iterable[Node], keep: set[int] | frozenset[int] = frozenset(
         node = stack.pop()
         stack += [child for child in node.children if id(child) not in keep]
         node.children, node.merged = [], {}
-
-
-def best_path(final: Node) -> list[Node]:
-    """The decisions of the best explanation, first board first (the root excluded)."""
-    path: list[Node] = []
-    node: Node | None = final
-    while node is not None and node.parent is not None:
-        path.append(node)
-        node = node.parent
-    path.reverse()
-    return path
-
-
-def rivals(node: Node, within: float) -> list[Node | None]:
-    """Where the alternatives to ``node``'s decision within ``within`` of it lead.
-
-    A kept alternative gives its node; one merged into a kept state gives that
-    state's node; one dropped from the beam gives ``None`` (unknown).
-    """
-    parent = node.parent
-    if parent is None:
-        return []
-    return [leads_to(parent, summary) for summary, value in parent.kids.items()
-            if summary != node.summary and value >= node.best - within]
-
-
-def leads_to(parent: Node, summary: Summary) -> Node | None:
-    """Where decision ``summary`` of ``parent``'s next board leads: its kept node, the kept state it was
-    merged into, or ``None`` when it was dropped from the beam."""
-    return next((c for c in parent.children if c.summary == summary), None) or parent.merged.get(summary)
-
-
-def best_line(node: Node) -> Iterator[Node]:
-    """``node`` and its best kept descendants, one per board, as far as they were kept (as they are followed:
-    a line that meets the path again can run on with it to the end of the match)."""
-    yield node
-    while node.children:
-        node = max(node.children, key=lambda c: c.best)
-        yield node
-
-
-def misread_doubt(node: Node) -> bool:
-    """Whether ``node``'s board is explained only against the reader (a loose fit) and not surely so."""
-    return node.fit < LOOSE_FIT and confidence(node) < MISREAD_SURE
-
-
-def _answered_by_drop(summary: Summary) -> bool:
-    """Whether a decision on the board after a double begins by dropping it (the end of the readings does too)."""
-    return bool(summary) and (summary[0] == "drop" or (summary[0] == "final" and "drop" in summary))
-
-
-def decisions(node: Node) -> dict[Summary, float]:
-    """The decisions of ``node``'s board with their best final scores, a drop recorded two ways counted once.
-
-    A double dropped is recorded the same (``Doubles``, ``Drops``, ``Wins``)
-    whether the doubler's result square says so (``(..., "double", side,
-    "drop")``) or the board after it does (the double left unanswered, then
-    dropped). Weighed apart, a result square the reader was unsure of made
-    the drop look doubtful when only the square was. So when ``node`` is one
-    of the two, the other's ways of dropping count as ``node``'s; an
-    unanswered double's other continuations (a take) stay its rival.
-    """
-    parent = node.parent
-    if parent is None:
-        return {}
-    out = dict(parent.kids)
-    summary = node.summary
-    if len(summary) == 4 and summary[1] == "double" and summary[3] == "drop":
-        unanswered = summary[:3]
-        pending = next((c for c in parent.children if c.summary == unanswered), None)
-        if pending is not None and unanswered in out:
-            dropped = [v for k, v in pending.kids.items() if _answered_by_drop(k)]
-            rest = [v for k, v in pending.kids.items() if not _answered_by_drop(k)]
-            if dropped:
-                out[summary] = max(out.get(summary, node.best), *dropped)
-                if rest:
-                    out[unanswered] = max(rest)
-                else:
-                    del out[unanswered]
-    elif len(summary) == 3 and summary[1] == "double" and node.kids:
-        # The answer on ``node``'s own line: its best continuation (the path goes through it).
-        followed = max(node.kids.items(), key=lambda kv: kv[1])[0]
-        by_square = (*summary, "drop")
-        if _answered_by_drop(followed) and by_square in out:
-            out[summary] = max(out.get(summary, node.best), out.pop(by_square))
-    return out
-
-
-def confidence(node: Node) -> float:
-    """How much better ``node``'s decision is than the best other decision of its board, in [0, 1].
-
-    Decisions that record the same (:func:`decisions`) are one decision here.
-    """
-    parent = node.parent
-    if parent is None:
-        return 1.0
-    weighed = decisions(node)
-    mine = weighed.get(node.summary, node.best)
-    others = [v for k, v in weighed.items() if k != node.summary]
-    if not others:
-        return 1.0
-    alt = max(others)
-    return 1.0 / (1.0 + math.exp(min(max(alt - mine, -50.0), 50.0)))
-
-
-#: A difference (nats) worth a word among a candidate's reasons: less than twice as likely is not.
-NOTEWORTHY = math.log(2.0)
-
-
-def _times(nats: float) -> str:
-    """A likelihood ratio for people: 2.5x, 40x, over 1000x."""
-    ratio = math.exp(min(abs(nats), 50.0))
-    if ratio >= 1000.0:
-        return "over 1000x"
-    return f"{ratio:.0f}x" if ratio >= 10.0 else f"{ratio:.1f}x"
-
-
-def _compared(mine: tuple[float, float, float], mine_final: float,
-              other: tuple[float, float, float], other_final: float, moves: bool) -> tuple[str, ...]:
-    """How one explanation of a board compares with another, biggest difference first.
-
-    The final scores' difference splits into the board's own fit of the marks,
-    the roll's prior and the way its unplayed dice are written, the play
-    prior, and the rest: how well the later boards fit what each leads to.
-    Rolls and plays are compared only between two ``moves``: a blank board
-    or a double has neither.
-    """
-    (local_m, fit_m, prior_m), (local_o, fit_o, prior_o) = mine, other
-    board = (local_m + prior_m) - (local_o + prior_o)
-    total = mine_final - other_final
-    terms = [
-        (fit_m - fit_o, "marks fit {} better", "marks fit {} worse"),
-        (total - board, "later boards fit {} better", "later boards fit {} worse"),
-    ]
-    rest = (local_m - fit_m + prior_m) - (local_o - fit_o + prior_o)
-    if moves:
-        terms += [((local_m - fit_m) - (local_o - fit_o), "roll as written {} likelier", "roll as written {} less likely"),
-                  (prior_m - prior_o, "{} likelier play", "weaker play ({} less likely)")]
-    else:
-        # A move against a blank board or a double: the move's roll and play odds have no counterpart,
-        # but they are part of the difference (the factors said multiply out to the odds).
-        terms.append((rest, "{} likelier on the other odds", "{} less likely on the other odds"))
-    said = sorted((t for t in terms if abs(t[0]) >= NOTEWORTHY), key=lambda t: -abs(t[0]))
-    if said:
-        return tuple((better if d > 0 else worse).format(_times(d)) for d, better, worse in said)
-    if abs(total) >= NOTEWORTHY:
-        return (f"{_times(total)} likelier overall" if total > 0 else f"{_times(total)} less likely overall",)
-    return ("about as likely on every count",)
-
-
-def alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float]]:
-    """The best decisions for ``node``'s board, with probabilities among them."""
-    return _ranked(decisions(node), limit)
-
-
-def _ranked(weighed: dict[Summary, float], limit: int) -> list[tuple[Summary, float]]:
-    """The ``limit`` best of :func:`decisions`, their final scores made probabilities among them."""
-    ranked = sorted(weighed.items(), key=lambda kv: -kv[1])[:limit]
-    top = ranked[0][1] if ranked else 0.0
-    weights = [math.exp(max(v - top, -60.0)) for _, v in ranked]
-    total = sum(weights) or 1.0
-    return [(k, w / total) for (k, _), w in zip(ranked, weights, strict=True)]
-
-
-def weighed_alternatives(node: Node, limit: int = 4) -> list[tuple[Summary, float, tuple[str, ...]]]:
-    """:func:`alternatives` with each one's reasons: how it compares with the decision taken.
-
-    The decision taken is compared with the best other one, both as
-    :func:`decisions` weighs them (a drop recorded two ways is one). A
-    decision whose parts were not kept (none in a finished search) gets no reasons.
-    """
-    parent = node.parent
-    if parent is None:
-        return []
-    weighed = decisions(node)
-    ranked = _ranked(weighed, limit)
-    mine = parent.parts.get(node.summary)
-    mine_final = weighed.get(node.summary, node.best)
-    others = [(k, v) for k, v in weighed.items() if k != node.summary and k in parent.parts]
-    rival = max(others, key=lambda kv: kv[1]) if others else None
-    out: list[tuple[Summary, float, tuple[str, ...]]] = []
-    for summary, p in ranked:
-        parts = parent.parts.get(summary)
-        if mine is None or parts is None:
-            reasons: tuple[str, ...] = ()
-        elif summary == node.summary:
-            reasons = () if rival is None else _compared(mine, mine_final, parent.parts[rival[0]], rival[1],
-                                                         "move" in summary and "move" in rival[0])
-        else:
-            reasons = _compared(parts, weighed[summary], mine, mine_final,
-                                "move" in summary and "move" in node.summary)
-        out.append((summary, p, reasons))
-    return out

@@ -20,22 +20,19 @@ from digitise.solve.length import (
     _length_played,
     _overrun,
 )
+from digitise.solve.nodes import Cache, Forced
 from digitise.solve.page_order import (
     _GapMarks,
     _page_sequence,
     _pile_page,
     extra_pages,
 )
+from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report import _build, _summary, skipped_board
 from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
-from digitise.solve.search import (
-    Cache,
-    Forced,
-    best_path,
-)
 from digitise.solve.strangers import _leave_out_strangers
 
 #: Turns less sure than this are flagged for review.

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from digitise.solve.evidence import BoardEvidence
 from digitise.solve.explain import _search
+from digitise.solve.nodes import Cache, Forced, Node
+from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
 from digitise.solve.reasons import Reason
-from digitise.solve.search import (
-    FOREIGN,
-    Cache,
-    Forced,
-    Node,
-    best_path,
-    troubled,
-)
+from digitise.solve.search import FOREIGN, troubled
 
 #: The cost of setting a whole page aside as belonging to another match.
 STRANGER_PAGE = -25.0

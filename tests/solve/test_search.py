@@ -17,7 +17,7 @@ from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import Readings, paginate
 from digitise.solve import report_to_json, solve
 from digitise.solve import search as search_module
-from digitise.solve.search import Node, State, Summary, _first_heard, _settle
+from digitise.solve.nodes import Node, State, Summary, _first_heard, _settle
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

@@ -37,7 +37,10 @@ from digitise.notation.readings import (
 from digitise.solve import SolveResult, parse_correction, parse_corrections, solve
 from digitise.solve.compare import compare
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.search import Searcher, State, best_path, legal_results, nearest_play, physical_play
+from digitise.solve.fitting import legal_results, nearest_play, physical_play
+from digitise.solve.nodes import State
+from digitise.solve.paths import best_path
+from digitise.solve.search import Searcher
 from tests.conftest import real_matches
 
 MATCHES = real_matches()
@@ -530,7 +533,7 @@ def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_i
 def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     """A board that fits only through a cell misread is flagged, and its game rests on it, unless no rival
     play comes near (search.MISREAD_SURE): the solver then took the misread into account."""
-    from digitise.solve import search
+    from digitise.solve import paths as search
 
     match = read_mat(MATCHES[0]).match if MATCHES else pytest.skip("no real matches")
     boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
@@ -1018,7 +1021,8 @@ def test_a_forced_plays_hit_marks_tell_apart_plays_that_end_alike() -> None:
     """The solver honours 6/5* 5/3 only with the play that hits on 5; without a * either fits."""
     from digitise.game.rules import Roll, legal_plays
     from digitise.solve import parse_correction
-    from digitise.solve.search import Event, _fits, _Option
+    from digitise.solve.fitting import _fits
+    from digitise.solve.nodes import Event, _Option
     from tests.game.boards import position
 
     before = position({6: 5, 8: 3, 13: 5, 24: 2}, {20: 1, 21: 1, 6: 5, 8: 3, 13: 3, 24: 2})
