@@ -145,7 +145,7 @@ def test_scan_sample_every_turn_right_or_flagged(scans: dict[str, Scanned], whic
 def test_a_double_dropped_on_its_board_is_a_candidate_of_its_own(scans: dict[str, Scanned]) -> None:
     """Bruno's redouble is dropped on the arrow board (Bres holds the 2 he wins): its candidate says so,
     and picking it on the review page sends "double; drop", not the bare "double" the next board answers."""
-    from digitise.review.session import candidate_correction
+    from digitise.review.changes import candidate_correction
 
     doc = scans["alice-bruno/light"].report_doc()
     dropped = [t for g in doc["games"] for t in g["turns"] if t["action"] == "drop"]

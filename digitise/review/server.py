@@ -53,7 +53,8 @@ from digitise.game.position import Position, Side
 from digitise.review.board_svg import board_svg
 from digitise.review.first_view import first_view
 from digitise.review.folder import ReviewFolder
-from digitise.review.session import ChangedElsewhere, CorrectionRefused, ReviewSession
+from digitise.review.refusals import ChangedElsewhere, CorrectionRefused
+from digitise.review.session import ReviewSession
 
 log = logging.getLogger(__name__)
 

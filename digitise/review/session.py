@@ -16,22 +16,53 @@ file.
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError, OutputError, short
 from digitise.fileio import folder_problem, load_json, write_atomic
-from digitise.game.match import MAX_MATCH_LENGTH, Cube, MatchState
-from digitise.game.position import Position, Side
+from digitise.game.position import Position
 from digitise.game.record import MatchOutcome, outcome
 from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
-from digitise.notation.template import BOARD_BOX_MARGIN_MM, BoardGeometry, Template, board_rect, load_template
+from digitise.notation.template import Template, load_template
+from digitise.review.board_parts import (
+    ACTION_PARTS,
+    _cells_json,
+    _marks_json,
+    named_side,
+    no_double_because,
+    with_other_turns,
+)
+from digitise.review.changes import (
+    Solver,
+    candidate_correction,
+    default_solver,
+    describe_turn,
+    report_changes,
+    scan_header,
+)
+from digitise.review.checks import _check_report, _looks_like_mat
+from digitise.review.pictures import (
+    CROP_MARGIN,
+    BoardSource,
+    _cut,
+    cell_boxes,
+    forget_learning_crops,
+    load_page_image,
+    save_learning_crops,
+)
+from digitise.review.refusals import (
+    CHANGED_ELSEWHERE,
+    RESCANNED,
+    STALE_PAGE,
+    ChangedElsewhere,
+    CorrectionRefused,
+    file_stamp,
+    report_locked,
+)
 from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
@@ -51,301 +82,9 @@ from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at
 
 log = logging.getLogger(__name__)
 
-#: solve(readings, corrections, header) -> (match, report): the solver, injectable for tests.
-Solver = Callable[[Any, Mapping[tuple[int, int], str], MatchHeader], tuple[Any, Mapping[str, Any]]]
-
-
-#: Why a change is refused when the corrections file changed under the page.
-CHANGED_ELSEWHERE = ("the corrections were changed elsewhere (another review page of this match, or by hand) since "
-                     "this page loaded them: reload the page to see them; nothing was changed here")
-
-
-class CorrectionRefused(DigitiseError):
-    """A correction that cannot be applied: illegal, not fitting the match, or naming no board."""
-
-
-@contextmanager
-def report_locked(report: Path) -> Iterator[None]:
-    """Held while a session checks the corrections file, re-solves and saves: exclusive among processes.
-
-    Two review servers of one report (its own page and its folder's, say)
-    each checked the file, solved for half a second, then saved: both
-    answered "saved", and the later save undid the earlier one unseen. With
-    the lock the later one finds the file changed and says so. A lock on the
-    report (which a review never rewrites) via ``flock``; where there is none
-    (not POSIX) or the report cannot be opened, the check alone guards.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    try:
-        handle = open(report, "rb")  # noqa: SIM115 - held across the yield
-    except OSError:
-        yield
-        return
-    with handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-class ChangedElsewhere(CorrectionRefused):
-    """Refused because the corrections file changed since the page loaded it: the page should load it again."""
-
-
-#: Why a change is refused when it was made on a state of the match since changed.
-STALE_PAGE = ("this match was changed on another page or tab since this one showed it: the page now shows the "
-              "change; nothing was changed here")
-
-#: Why a change is refused when the match was scanned again under the page.
-RESCANNED = ("the match was scanned again since this page loaded it (its report or readings changed): reload the "
-             "page to review the new scan; nothing was changed here")
-
-
-def file_stamp(path: Path | None) -> tuple[int, int, int] | None:
-    """What tells a file rewritten (digitise writes by rename, so a new inode): inode, mtime, size; None if absent."""
-    if path is None:
-        return None
-    try:
-        found = path.stat()
-    except OSError:
-        return None
-    return (found.st_ino, found.st_mtime_ns, found.st_size)
-
-
-@dataclass(frozen=True, slots=True)
-class BoardSource:
-    """Where one board's picture is: the page image file, which page of it, and the board's pixel box."""
-
-    image: Path
-    box: tuple[int, int, int, int] | None
-    #: 0-based: which readable page of a multi-page file (TIFF, PDF) this is.
-    frame: int = 0
-
-
-def load_page(source: BoardSource) -> Any:
-    """The :class:`~digitise.vision.images.PageImage` of ``source``, through the reader's own loader.
-
-    The reader's loader is used so a PDF or multi-page TIFF gives the same
-    pixels (and so the same board boxes) as when it was read. None when the
-    file or that page cannot be read.
-    """
-    from digitise.vision.images import iter_pages
-
-    try:
-        readable = (item for item in iter_pages(source.image) if not isinstance(item, DigitiseError))
-        return next((item for k, item in enumerate(readable) if k == source.frame), None)
-    except DigitiseError:
-        return None
-
-
-def load_page_image(source: BoardSource) -> Any:
-    """The page picture of ``source`` as a BGR array; None if unreadable."""
-    import cv2
-
-    page = load_page(source)
-    if page is None:
-        return None
-    image = page.image
-    return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
-
-
-def describe_turn(turn: Mapping[str, Any]) -> str:
-    """A turn in a few words: ``bottom 64: 24/18 13/9``, ``top double``."""
-    who = turn.get("player") or ""
-    action = turn.get("action", "?")
-    if action == "move":
-        dice = turn.get("dice") or []
-        roll = "".join(str(d) for d in dice)
-        text = f"{who} {roll}: {turn.get('move') or '(no play)'}"
-    elif action == "resign":
-        text = f"{who} resigns {turn.get('points') or ''}".rstrip()
-    else:
-        text = f"{who} {action}"
-    return text.strip()
-
-
-def candidate_correction(candidate: Mapping[str, Any]) -> str | None:
-    """The correction string that forces a solver candidate on its board (None for letters)."""
-    action = candidate.get("action")
-    result = candidate.get("result") or {}
-    wins = f"{result['winner']} wins {result['points']}" if result.get("winner") and result.get("points") else ""
-    answer = candidate.get("answer") if candidate.get("answer") in ("take", "drop") else None
-    if action == "move" and candidate.get("dice"):
-        player = candidate.get("player")
-        a, b = candidate["dice"]
-        text = f"{player + ' ' if player else ''}{a}{b}: {candidate.get('move') or ''}".rstrip()
-        if answer:
-            # The answer to the double before is part of the choice: "take; 52: ..." and "drop; 52: ..."
-            # (a new game opening with the same play) are two.
-            text = f"{answer}; {text}"
-    elif action == "double":
-        # Answered on its own board ("double; drop"): a decision of its own, apart from a double the
-        # next board answers. Taken and at once conceded, the result says it all.
-        text = f"double; {answer}" if answer and not wins else "double"
-    elif action == "resign" and wins:
-        return wins
-    elif action == "blank":
-        return "blank"
-    else:
-        return None
-    return f"{text}; {wins}" if wins else text
-
-
-def report_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The turns whose reading differs between two reports, board by board."""
-    before = dict(turns_by_board(old))
-    after = dict(turns_by_board(new))
-    changes = []
-    for key in sorted(set(before) | set(after)):
-        a, b = before.get(key), after.get(key)
-        old_text = describe_turn(a) if a else None
-        new_text = describe_turn(b) if b else None
-        flag_changed = bool(a and b and bool(a.get("flagged")) != bool(b.get("flagged")))
-        if old_text != new_text or flag_changed:
-            changes.append(
-                {
-                    "page": key[0],
-                    "board": key[1],
-                    "before": old_text,
-                    "after": new_text,
-                    "flagged_before": bool(a and a.get("flagged")),
-                    "flagged_after": bool(b and b.get("flagged")),
-                }
-            )
-    return changes
-
-
-def scan_header(report: Mapping[str, Any]) -> MatchHeader:
-    """The players and length the scan was told (command line or corrections file); None where it read them."""
-    summary = report.get("summary") or {}
-    players = report.get("players") or summary.get("players")
-    length = report.get("length", summary.get("length"))
-    return MatchHeader(
-        (str(players[0]), str(players[1])) if isinstance(players, list) and len(players) == 2 else None,
-        length if isinstance(length, int) and not isinstance(length, bool) else None,
-    )
-
-
-def default_solver(report: Mapping[str, Any]) -> Solver:
-    """The real solver, run with the players and length the report was made with.
-
-    The reviewer's names and length, when set, win over the scan's.
-    """
-    from digitise.solve import solve
-
-    told = scan_header(report)
-    entrants = report.get("roster")
-    roster = tuple(str(name) for name in entrants) if isinstance(entrants, list) else ()
-
-    def run(readings: Any, corrections: Mapping[tuple[int, int], str],
-            header: MatchHeader) -> tuple[Any, Mapping[str, Any]]:
-        players, length = header.over(told.players, told.length)
-        result = solve(readings, players=players, length=length, corrections=dict(corrections) or None,
-                       roster=roster)
-        return result.match, result.report
-
-    return run
-
 
 #: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
 _NOT_WHY = frozenset({Reason.CORRECTION_MISFIT.code, Reason.LOW_CONFIDENCE.code})
-
-#: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
-#: resignation, or a double and its answer).
-ACTION_PARTS = {"move": "move", "double": "cube", "take": "cube", "drop": "cube", "resign": "resign"}
-
-
-def board_parts(turns: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """A board's turns (as a report gives them) as correction text, by part: ``move``, ``cube``, ``resign``."""
-    parts: dict[str, str] = {}
-    for turn in turns:
-        action = turn.get("action")
-        if action == "move" and turn.get("dice"):
-            high, low = sorted(int(d) for d in turn["dice"])[::-1]
-            who = turn.get("player")
-            parts["move"] = f"{who + ' ' if who in ('bottom', 'top') else ''}{high}{low}: {turn.get('move') or ''}".rstrip()
-        elif action == "double":
-            parts.setdefault("cube", "double")
-        elif action in ("take", "drop"):
-            parts["cube"] = f"double; {action}"
-        elif action == "resign" and isinstance(turn.get("points"), int) and turn["points"] >= 1:
-            parts["resign"] = f"resign {turn['points']}"
-    return parts
-
-
-def with_other_turns(text: str, part: str, turns: Sequence[Mapping[str, Any]]) -> str:
-    """The correction ``text`` of one part of a board, with the board's other parts as they are now.
-
-    Marking the resignation on a board that also holds the opponent's last
-    move must not take that move off the match, nor correcting the move its
-    resignation. A double is a board of its own (NOTATION.md): marking one
-    replaces what the board was read as, its result included (a drop ends
-    the game by itself).
-    """
-    others = board_parts(turns)
-    if part == "cube":
-        return text
-    others.pop(part, None)
-    if part == "move":
-        others.pop("cube", None)
-    if not others:
-        return text
-    return "; ".join(text if name == part else others[name] for name in ("cube", "move", "resign")
-                     if name == part or name in others)
-
-
-def named_side(players: Sequence[str] | None, side: str | None) -> str:
-    """A side as the page names it: "Alice (bottom)" (the side alone means little to the person who recorded it)."""
-    if players and len(players) == 2 and side in ("bottom", "top"):
-        return f"{players[0 if side == 'bottom' else 1]} ({side})"
-    return str(side or "the player on roll")
-
-
-def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str,
-                      header: Mapping[str, Any]) -> str | None:
-    """The rule that forbids the double a correction ``text`` puts on board ``key``, if one does.
-
-    The match is replayed from the report (score, Crawford game, cube) up to
-    the turn now on that board; its player is the one who would double. None
-    when the correction is no double, or the rules allow it there (the marks
-    are then what refuse it).
-    """
-    if not text.strip().lower().startswith("double"):
-        return None
-    players, length = header.get("players"), header.get("length")
-    state = MatchState(length if isinstance(length, int) and length > 0 else 0)
-    for game in report.get("games") or ():
-        cube, doubler = Cube(), None
-        for number, turn in enumerate(game.get("turns") or ()):
-            side = turn.get("player")
-            if (turn.get("page"), turn.get("board")) == key:
-                if side not in ("bottom", "top"):
-                    return None
-                me = Side(side)
-                if number == 0:
-                    return "a game opens with a roll, never a double"
-                if state.crawford:
-                    return "this is the Crawford game, in which no one may double"
-                if cube.owner is me.opponent:
-                    return f"{named_side(players, me.opponent.value)} owns the cube: only they may double"
-                if state.length and state.needs(me) <= cube.value:
-                    return (f"{named_side(players, side)} needs {state.needs(me)} to win the match and the cube is "
-                            f"at {cube.value}: a double gains nothing, and GNU Backgammon allows none")
-                return None
-            if turn.get("action") == "double" and side in ("bottom", "top"):
-                doubler = Side(side)
-            elif turn.get("action") == "take" and doubler is not None:
-                cube, doubler = cube.doubled_by(doubler), None
-        winner, points = game.get("winner"), game.get("points")
-        if winner not in ("bottom", "top") or not isinstance(points, int):
-            return None
-        state = state.after_game(Side(winner), points)
-    return None
 
 
 class ReviewSession:
@@ -1113,233 +852,3 @@ class ReviewSession:
             # Learning is a side benefit: a failure must not lose the correction itself.
             log.warning("could not save learning crops: %s", exc)
             self.messages.append(f"learning crops not saved: {exc}")
-
-
-def _cells_json(reading: Any) -> dict[str, list[dict[str, Any]]]:
-    if reading is None:
-        return {}
-    return {
-        name: [{"digits": list(c.digits), "probability": round(float(c.probability), 4)} for c in candidates]
-        for name, candidates in sorted(reading.cells.items())
-    }
-
-
-def _marks_json(reading: Any) -> dict[str, float]:
-    if reading is None:
-        return {}
-    return {"crossed": reading.crossed, "arrow": reading.arrow, "letters": reading.letters}
-
-
-#: The paper kept around a board's picture: this share of its box's width and height on each side.
-CROP_MARGIN = 0.04
-
-
-def cell_boxes(board: BoardGeometry, box: tuple[int, int, int, int]) -> dict[str, list[float]]:
-    """Where each square of ``board`` lies on its picture (:meth:`ReviewSession.crop_png`): left, top, width and
-    height as shares of the picture's width and height.
-
-    ``box`` is the board's box in the page (its cells and BOARD_BOX_MARGIN_MM around them), the picture that
-    box and CROP_MARGIN around it. An upright board's squares fall exactly there; a board photographed at an
-    angle, or cut at the page's edge, roughly: enough to point at a square.
-    """
-    rect = board_rect(board)
-    _, _, w, h = box
-    dx, dy = int(w * CROP_MARGIN), int(h * CROP_MARGIN)
-    width, height = w + 2 * dx, h + 2 * dy
-    sx = w / (rect.w + 2 * BOARD_BOX_MARGIN_MM)
-    sy = h / (rect.h + 2 * BOARD_BOX_MARGIN_MM)
-    boxes: dict[str, list[float]] = {}
-    for name, cell in board.cells.items():
-        left = dx + (cell.x - rect.x + BOARD_BOX_MARGIN_MM) * sx
-        top = dy + (cell.y - rect.y + BOARD_BOX_MARGIN_MM) * sy
-        boxes[name] = [round(left / width, 4), round(top / height, 4), round(cell.w * sx / width, 4),
-                       round(cell.h * sy / height, 4)]
-    return boxes
-
-
-def _cut(image: Any, box: tuple[int, int, int, int], margin: float) -> Any:
-    """``box`` of ``image`` with a small margin, clipped to the image; None when empty."""
-    x, y, w, h = box
-    dx, dy = int(w * margin), int(h * margin)
-    height, width = image.shape[:2]
-    x0, y0 = max(0, x - dx), max(0, y - dy)
-    x1, y1 = min(width, x + w + dx), min(height, y + h + dy)
-    if x1 <= x0 or y1 <= y0:
-        return None
-    return image[y0:y1, x0:x1]
-
-
-def save_learning_crops(
-    learn_dir: Path, source: BoardSource, cells: Mapping[str, tuple[int, ...]], stem: str, template: str = "a4"
-) -> int:
-    """File every cell of the corrected board under its label, for ``digitise train``.
-
-    ``DIR/<digits or "empty">/<stem>_<cell>.png`` holds each cell exactly as
-    the reader classifies it (:func:`digitise.vision.read.cell_ink`: upright,
-    10 px/mm, its own strokes, white ink on black); the board picture and its labels go to
-    ``DIR/boards/<stem>.png`` and ``.json``. The cells are found by the
-    reader's own page and board fit, so they line up with what was read.
-    Returns how many cells were saved (0 when the page cannot be fitted).
-    Crops an earlier correction of the board left under other labels are the
-    caller's to remove first (:func:`forget_learning_crops`).
-    """
-    import cv2
-
-    from digitise.errors import PageError
-    from digitise.notation.template import load_template
-    from digitise.vision.read import cell_ink, locate
-
-    page = load_page(source)
-    if page is None or source.box is None:
-        raise PageError("cannot read the page image", source.image)
-    saved = 0
-    board_index = cells_board = None
-    try:
-        geometry = load_template(template)
-        fit, boards, _, _, chosen = locate(page, geometry)
-        del fit
-        # The corrected board is the fitted board whose box matches the reading's.
-        x, y, w, h = source.box
-        centre = (x + w / 2, y + h / 2)
-        for bfit in boards:
-            bx, by, bw, bh = bfit.box()
-            if bx <= centre[0] <= bx + bw and by <= centre[1] <= by + bh:
-                board_index, cells_board = bfit.index, bfit
-                break
-        if cells_board is not None and board_index is not None:
-            grey = page.grey
-            board_geometry = chosen.board(board_index)
-            for name in sorted(board_geometry.cells):
-                if name in ("Bres", "Wres") and name not in cells:
-                    continue  # result squares are rarely written: an "empty" label there teaches little
-                ink = cell_ink(grey, cells_board.cell_quad(name), board_geometry, name)
-                if ink.max() <= 1:
-                    # The reader's ink mask is 0/1: store it as white ink on black, like digits.png.
-                    ink = ink * 255
-                label = "".join(str(d) for d in cells.get(name, ())) or "empty"
-                ok, encoded = cv2.imencode(".png", ink)
-                if ok:
-                    write_atomic(learn_dir / label / f"{stem}_{name}.png", encoded.tobytes(), overwrite=True)
-                    saved += 1
-    except (PageError, DigitiseError, KeyError):
-        log.warning("cannot fit the page %s: only the board picture is kept for learning", source.image)
-    image = page.grey
-    board_crop = _cut(image, source.box, margin=0.0)
-    if board_crop is not None:
-        ok, encoded = cv2.imencode(".png", board_crop)
-        if ok:
-            write_atomic(learn_dir / "boards" / f"{stem}.png", encoded.tobytes(), overwrite=True)
-    labels = {
-        "source": str(source.image),
-        "frame": source.frame,
-        "box": list(source.box),
-        "cells": {k: list(v) for k, v in sorted(cells.items())},
-        "cell_crops": saved,
-    }
-    write_atomic(learn_dir / "boards" / f"{stem}.json", json.dumps(labels, indent=1) + "\n", overwrite=True)
-    return saved
-
-
-def forget_learning_crops(learn_dir: Path, stem: str) -> int:
-    """Remove the cell crops and board picture filed under ``stem`` by :func:`save_learning_crops`; how many."""
-    if not learn_dir.is_dir():
-        return 0
-    gone = 0
-    for folder in sorted(p for p in learn_dir.iterdir() if p.is_dir()):
-        names = [f"{stem}.png", f"{stem}.json"] if folder.name == "boards" else None
-        for path in sorted(folder.iterdir()):
-            # A cell crop is <stem>_<cell>.png, and cell names hold no underscore.
-            mine = path.name in names if names is not None else (
-                path.suffix == ".png" and path.stem.startswith(stem + "_") and "_" not in path.stem[len(stem) + 1:])
-            if mine:
-                path.unlink(missing_ok=True)
-                gone += 1
-    return gone
-
-
-def _looks_like_mat(path: Path) -> bool:
-    """Whether ``path`` is a match file (its first line says "N point match"): only such a file is replaced."""
-    import re
-
-    if not path.is_file():  # a pipe or a device would block the read, or never end
-        return False
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    first = next((line for line in head.splitlines() if line.strip()), "")
-    return path.is_file() and re.match(r"^\s*\d+\s+point\s+match\s*$", first, re.IGNORECASE) is not None
-
-
-def _check_choice(entry: dict[str, Any], where: str, weight: str, bad: Any) -> None:
-    """A turn or candidate's player, dice and ``weight`` (confidence or probability), as the page shows them."""
-    import math
-
-    player = entry.get("player")
-    if player is not None and player not in ("bottom", "top"):
-        raise bad(f"{where}.player", "not bottom or top")
-    dice = entry.get("dice")
-    if dice is not None and not (isinstance(dice, list) and len(dice) == 2
-                                 and all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)):
-        raise bad(f"{where}.dice", "not two dice 1-6")
-    value = entry.get(weight)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                              or not math.isfinite(value) or not 0 <= value <= 1):
-        raise bad(f"{where}.{weight}", "not a number from 0 to 1")
-
-
-def _check_report(doc: dict[str, Any], path: Path) -> None:
-    """Refuse, with the JSON path, a report whose parts the page relies on have the wrong shape."""
-
-    def bad(where: str, what: str) -> InputError:
-        return InputError(f"not a digitise report: {what}", path, where)
-
-    for g, game in enumerate(doc["games"]):
-        if not isinstance(game, dict):
-            raise bad(f"$.games[{g}]", "a game is not an object")
-        turns = game.get("turns", [])
-        if not isinstance(turns, list):
-            raise bad(f"$.games[{g}].turns", "not a list")
-        for t, turn in enumerate(turns):
-            where = f"$.games[{g}].turns[{t}]"
-            if not isinstance(turn, dict):
-                raise bad(where, "a turn is not an object")
-            for key in ("page", "board"):
-                if isinstance(turn.get(key), bool) or not isinstance(turn.get(key), int):
-                    raise bad(f"{where}.{key}", "not a whole number")
-            if not isinstance(turn.get("candidates") or [], list):
-                raise bad(f"{where}.candidates", "not a list")
-            _check_choice(turn, where, "confidence", bad)
-            for c, candidate in enumerate(turn.get("candidates") or []):
-                if not isinstance(candidate, dict):
-                    raise bad(f"{where}.candidates[{c}]", "a candidate is not an object")
-                _check_choice(candidate, f"{where}.candidates[{c}]", "probability", bad)
-    for key in ("skipped", "sources", "page_errors", "notes", "scan_notes"):
-        if not isinstance(doc.get(key) or [], list):
-            raise bad(f"$.{key}", "not a list")
-    if any(not isinstance(s, str) for s in doc.get("scan_notes") or []):
-        raise bad("$.scan_notes", "a note is not text")
-    if any(not isinstance(s, str) for s in doc.get("sources") or []):
-        raise bad("$.sources", "a source is not a file name")
-    try:
-        # As a corrections file's "pages" part, which the review copies them into.
-        pages_from_json(doc.get("source_files") or [], "$.source_files", path)
-    except InputError as exc:
-        raise bad(exc.where or "$.source_files", exc.reason) from None
-    if any(not isinstance(s, dict) for s in doc.get("skipped") or []):
-        raise bad("$.skipped", "an entry is not an object")
-    length = doc.get("length")
-    if length is not None and (isinstance(length, bool) or not isinstance(length, int)
-                               or not 0 <= length <= MAX_MATCH_LENGTH):
-        raise bad("$.length", f"not a match length (0-{MAX_MATCH_LENGTH})")
-    players = doc.get("players")
-    if players is not None and not (isinstance(players, list) and len(players) == 2
-                                    and all(isinstance(n, str) and n for n in players)):
-        raise bad("$.players", 'not two names ["BOTTOM", "TOP"]')
-    from digitise.notation.mat import holds_name
-
-    if players is not None and not all(holds_name(n) for n in players):
-        raise bad("$.players", "a .mat file cannot hold a name with a colon or control characters")
-    if not isinstance(doc.get("summary") or {}, dict):
-        raise bad("$.summary", "not an object")

@@ -469,7 +469,8 @@ def test_a_page_left_open_over_a_new_scan_shows_the_new_scan(review_server: Revi
 
 
 def test_a_change_from_a_page_of_the_old_scan_is_refused(sample_report: Path) -> None:
-    from digitise.review.session import ChangedElsewhere, ReviewSession
+    from digitise.review.refusals import ChangedElsewhere
+    from digitise.review.session import ReviewSession
 
     session = ReviewSession(sample_report, resolve=False)
     _rescan(sample_report, flagged=False)

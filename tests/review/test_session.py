@@ -11,7 +11,9 @@ import cv2
 import pytest
 
 from digitise.errors import InputError
-from digitise.review.session import CorrectionRefused, ReviewSession, no_double_because
+from digitise.review.board_parts import no_double_because
+from digitise.review.refusals import CorrectionRefused
+from digitise.review.session import ReviewSession
 from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
 
 #: What the damaged board (page 1, board 3) truly records.
@@ -347,7 +349,7 @@ def test_a_withdrawn_correction_takes_its_learning_crops_with_it(solved_sample: 
 
 def test_forget_learning_crops_takes_only_that_boards_files(tmp_path: Path) -> None:
     """A board corrected again under other digits must not leave its old crops under the old labels."""
-    from digitise.review.session import forget_learning_crops
+    from digitise.review.pictures import forget_learning_crops
 
     files = ["4/m_p1b3_W3.png", "5/m_p1b3_W3.png", "empty/m_p1b3_B12.png", "boards/m_p1b3.png", "boards/m_p1b3.json",
              "5/m_p1b4_W3.png", "5/m_p1b3_x_W3.png", "boards/m_p1b4.json", "5/m_p1b3_W3.txt"]
@@ -496,7 +498,7 @@ def test_a_mat_that_is_a_pipe_is_never_opened(solved_sample: tuple[Path, str]) -
 
 def test_two_pages_on_one_match_never_undo_each_other(solved_sample: tuple[Path, str]) -> None:
     """The folder's page and a single report's page both open: a change made in one is never lost in the other."""
-    from digitise.review.session import CHANGED_ELSEWHERE
+    from digitise.review.refusals import CHANGED_ELSEWHERE
 
     report, _ = solved_sample
     first, second = ReviewSession(report), ReviewSession(report)
@@ -583,7 +585,7 @@ def test_a_second_review_of_the_same_report_cannot_save_or_export_stale_correcti
 def test_one_turns_correction_keeps_the_boards_other_turn() -> None:
     """A board holding the last move and the resignation after it: marking either keeps the other; a double is a
     board of its own, so marking one replaces the move (and a drop ends the game by itself)."""
-    from digitise.review.session import with_other_turns
+    from digitise.review.board_parts import with_other_turns
 
     board = [{"action": "move", "player": "top", "dice": [5, 5], "move": "8/3 4/off 4/off 3/off"},
              {"action": "resign", "player": "bottom", "points": 1}]
@@ -611,7 +613,7 @@ def test_one_turns_correction_keeps_the_boards_other_turn() -> None:
     ({"action": "letters"}, None),
 ])
 def test_each_candidate_sends_the_correction_that_forces_it(candidate: dict[str, object], correction: str | None) -> None:
-    from digitise.review.session import candidate_correction
+    from digitise.review.changes import candidate_correction
     from digitise.solve import parse_correction
 
     assert candidate_correction(candidate) == correction
@@ -625,7 +627,7 @@ def test_two_review_servers_of_one_report_never_both_save(solved_sample: tuple[P
     Now one saves and the other finds the file changed (and says so): what was answered saved is in it."""
     import threading
 
-    from digitise.review.session import ChangedElsewhere
+    from digitise.review.refusals import ChangedElsewhere
     from digitise.solve.corrections import load_corrections_file
 
     report, _ = solved_sample
