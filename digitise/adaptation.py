@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from digitise.notation.readings import BoardReading, CellReading, PageReading, Readings
 from digitise.solve import SolveResult
+from digitise.solve.report_types import Report, Turn
 from digitise.solve.reviewed import corrected_cells, turns_by_board
 from digitise.vision.adapt import MIN_SAMPLES, AdaptedHand, HandSample, learn_hand
 from digitise.vision.cellnet import LastLayer
@@ -83,33 +84,35 @@ class Adaptation:
                 "flagged_after": self.flagged_after, "rounds": self.rounds, "skipped": self.skipped}
 
 
-def written_on_sure_boards(report: Mapping[str, object], bar: float | None = None,
+def written_on_sure_boards(report: Report | Mapping[str, object], bar: float | None = None,
                            resting_bar: float | None = None) -> dict[Place, dict[str, tuple[int, ...]]]:
     """For each board whose only turn is a sure move: what the move writes in each square (NOTATION.md).
 
-    Sure is by ``bar`` (:data:`LEARN_SURE`); a turn resting on an earlier flagged board must be sure by
-    ``resting_bar`` (:data:`RESTING_SURE`): its position may be wrong, but the squares its own marks fill
-    that surely are seldom."""
+    ``report`` is typed, or its JSON (read by :meth:`Report.from_json`). Sure is by ``bar``
+    (:data:`LEARN_SURE`); a turn resting on an earlier flagged board must be sure by ``resting_bar``
+    (:data:`RESTING_SURE`): its position may be wrong, but the squares its own marks fill that surely are
+    seldom."""
+    solved = report if isinstance(report, Report) else Report.from_json(report)
     bar = LEARN_SURE if bar is None else bar
     resting_bar = RESTING_SURE if resting_bar is None else resting_bar
-    by_board: dict[Place, list[Mapping[str, object]]] = {}
-    for (page, board, _), turn in turns_by_board(report):
-        by_board.setdefault((page, board), []).append(turn)
+    by_board: dict[Place, list[Turn | None]] = {}
+    for game in solved.games:
+        for turn in game.turns:
+            by_board.setdefault((turn.page, turn.board), []).append(turn)
+    # A board set aside is listed on its place too (as turns_by_board lists it): a turn beside one is not alone.
+    for skipped in solved.skipped:
+        by_board.setdefault((skipped.page, skipped.board), []).append(None)
     sure: dict[Place, dict[str, tuple[int, ...]]] = {}
     for place, turns in by_board.items():
         if len(turns) != 1:
             continue
         (only,) = turns
-        dice = only.get("dice")
-        confidence = only.get("confidence")
-        if (only.get("action") != "move" or only.get("flagged")
-                or not isinstance(confidence, (int, float)) or confidence < bar
-                or (only.get("follows") is not None and confidence < resting_bar)
-                or not isinstance(dice, list) or len(dice) != 2):
+        if (only is None or only.action != "move" or only.flagged or only.confidence < bar
+                or (only.follows is not None and only.confidence < resting_bar) or only.dice is None):
             continue
-        text = f"{only.get('player')} {dice[0]}{dice[1]}: {only.get('move') or ''}"
+        text = f"{only.player} {only.dice[0]}{only.dice[1]}: {only.move or ''}"
         try:
-            sure[place] = corrected_cells(text, only)
+            sure[place] = corrected_cells(text, {"player": only.player, "position_before": only.position_before})
         except ValueError:
             continue
     return sure
@@ -201,14 +204,14 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
     flagged = first.flagged
     if not heads:
         return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=NO_FEATURES)
-    sure = written_on_sure_boards(first.report)
+    sure = written_on_sure_boards(first.solved)
     unsure = {place for place in _boards(readings) if place not in sure}
     if not flagged:
         return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=SURE_AT_ONCE)
     result, current, learned, rounds = first, readings, 0, 0
     kept = _decisions_at(first.report, set(sure))
     for _ in range(ROUNDS):
-        samples = hand_samples(readings, hand, written_on_sure_boards(result.report))
+        samples = hand_samples(readings, hand, written_on_sure_boards(result.solved))
         adapted = learn_hand(samples, heads)
         if adapted is None:
             if rounds == 0:
