@@ -753,7 +753,8 @@ def _each_own(found: Sequence[FittedBoard], rows_only: Sequence[tuple[float, flo
               ) -> tuple[list[FittedBoard], tuple[int, ...], tuple[int, ...]]:
     """Boards of unequal size, each with its own lines, in reading order (rows top to bottom, left to right): the
     boards, their indices, and the indices of boards seen by their long lines only (not read: nothing is placed
-    where no squares were seen). Raises :class:`LayoutError` for more boards than a note holds."""
+    where no squares were seen). Raises :class:`LayoutError` for more boards than a note holds, or for fewer seen
+    than a page needs (:data:`MIN_SEEN`)."""
     places: list[tuple[float, float, float, FittedBoard | None]] = [(b.left, b.ys[0], b.ys[3] - b.ys[0], b) for b in found]
     places += [(left, ys[0], ys[3] - ys[0], None) for left, _, ys in rows_only]
     if len(places) > BOARDS_PER_PAGE:
@@ -763,6 +764,9 @@ def _each_own(found: Sequence[FittedBoard], rows_only: Sequence[tuple[float, flo
     boards = [b for _, _, _, b in ordered if b is not None]
     indices = tuple(k for k, (_, _, _, b) in enumerate(ordered, start=1) if b is not None)
     unread = tuple(k for k, (_, _, _, b) in enumerate(ordered, start=1) if b is None)
+    # As on a grid: a page where most boards show no squares is no note (a sheet's faint back, a page of something else).
+    if len(boards) < _needed(len(ordered)):
+        raise LayoutError(f"no grid of boards found: the squares of only {len(boards)} of {len(ordered)} boards seen")
     return boards, indices, unread
 
 
