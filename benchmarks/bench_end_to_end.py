@@ -206,6 +206,9 @@ class LevelFigures:
     examples: list[str] = field(default_factory=list)
     #: Per written match: (turns, right, flagged themselves), for the intervals over matches.
     per_match: list[tuple[int, int, int]] = field(default_factory=list)
+    #: Per match by name, failed ones too (their turns none right): (turns, right, flagged themselves, silent),
+    #: to pair the same matches across two runs (a print and ours, say).
+    by_match: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
 
 
 def _top(cands: Sequence[Sequence[Any]]) -> list[int]:
@@ -252,6 +255,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
             # Nothing written, and said so (exit 3): not right, not silent, counted apart.
             figures.turns += truth_turns
             figures.lost += truth_turns
+            figures.by_match[name] = (truth_turns, 0, 0, 0)
             continue
         written.append(mat)
         read = read_mat(mat)
@@ -270,6 +274,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
         own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
         figures.flagged_own += own
         figures.per_match.append((got.turns, got.right, own))
+        figures.by_match[name] = (got.turns, got.right, own, got.silent)
         figures.results_wrong += got.results_wrong
         _attribute(figures, name, render_dir, out_dir, truth, solved, report)
         if got.silent and len(figures.examples) < 40:
