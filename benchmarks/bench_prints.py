@@ -105,33 +105,39 @@ def _difference(parts: list[int], wholes: list[int], base_parts: list[int], base
 
 
 def print_table(title: str, runs: list[Run]) -> None:
-    """Each print's figures with their intervals over matches, and turns right against our own print's.
+    """Each print's figures with their intervals over matches, and turns and boards right against our own print's.
 
     ``runs`` may hold several hands: a match is then one hand's match, and is paired with our own print's
-    same match in the same hand.
+    same match in the same hand. Boards read right (the reader's top reading is what was written) do not
+    carry one misread on to the rest of a game as turns do: the print's own cost, with less spread.
     """
-    def counts(hand_runs: list[Run]) -> dict[tuple[str | None, str], tuple[int, int, int, int]]:
+    def counts(hand_runs: list[Run]) -> dict[tuple[str | None, str], e2e.MatchFigures]:
         return {(hand, name): got for hand, *_, f, _r, _g in hand_runs for name, got in f.by_match.items()}
 
-    print(f"\n{title} (95 % intervals over matches; the difference paired by match):\n")
+    print(f"\n{title} (95 % intervals over matches; the differences paired by match):\n")
     print("| print (damage) | matches | pages found | turns | right, no human | flagged | silent "
-          "| right, minus ours (points) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| right, minus ours (points) | boards read right | boards, minus ours (points) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     keys = list(dict.fromkeys((name, level) for _, name, level, *_ in runs))
     for name, level in keys:
         mine = [r for r in runs if (r[1], r[2]) == (name, level)]
         got = counts(mine)
         ours = counts([r for r in runs if (r[1], r[2]) == ("a4", level)])
         paired = sorted(k for k in got if k in ours)
-        turns = [got[k][0] for k in paired]
-        if not turns:
+        if not paired:
             continue
-        right, flagged, silent = ([got[k][i] for k in paired] for i in (1, 2, 3))
-        diff = "-" if name == "a4" else _difference(right, turns, [ours[k][1] for k in paired],
-                                                    [ours[k][0] for k in paired])
+        turns, right, flagged, silent, boards, boards_right = (
+            [getattr(got[k], field) for k in paired]
+            for field in ("turns", "right", "flagged", "silent", "boards", "boards_right"))
+        our_turns, our_right, our_boards, our_boards_right = (
+            [getattr(ours[k], field) for k in paired] for field in ("turns", "right", "boards", "boards_right"))
+        ours_too = name != "a4" and sum(boards) > 0 and sum(our_boards) > 0
+        diff = _difference(right, turns, our_right, our_turns) if name != "a4" else "-"
+        board_diff = _difference(boards_right, boards, our_boards_right, our_boards) if ours_too else "-"
         read, given = sum(r[4] for r in mine), sum(r[5] for r in mine)
         print(f"| {name} ({level}) | {len(paired)} | {read} of {given} | {sum(turns)} | {_figure(right, turns)} "
-              f"| {_figure(flagged, turns)} | {_figure(silent, turns)} | {diff} |")
+              f"| {_figure(flagged, turns)} | {_figure(silent, turns)} | {diff} "
+              f"| {_figure(boards_right, boards) if sum(boards) else '-'} | {board_diff} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"{', '.join(sorted(bench_hands.HANDS))}); none: the held-out MNIST glyphs for every match")
     parser.add_argument("--per-digit", type=int, default=bench_hands.PER_DIGIT, help="exemplars of each digit a writer has")
     parser.add_argument("--hands-dir", type=Path, default=bench_hands.HANDS_DIR, help="the hand sources")
+    parser.add_argument("--reuse", action="store_true",
+                        help="analyse a print's last batch output again where there is one, do not rerun it")
     args = parser.parse_args(argv)
     hands: list[str | None] = [h for h in args.hand.split(",") if h] or [None]
     for hand in hands:
@@ -177,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: rendered {len(pages)} matches, {sum(pages.values())} pages in "
                   f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
             out_dir = folder / "out"
-            seconds, code, _ = e2e.run_batch(render_dir, out_dir, args.jobs, None, extra)
+            timing = folder / "batch-seconds.txt"
+            if args.reuse and (out_dir / "summary.json").exists() and timing.exists():
+                seconds, code = float(timing.read_text(encoding="utf-8")), -1
+            else:
+                seconds, code, _ = e2e.run_batch(render_dir, out_dir, args.jobs, None, extra)
+                timing.write_text(f"{seconds:.3f}\n", encoding="utf-8")
             print(f"{label}: batch exit {code} in {seconds:.0f} s", file=sys.stderr)
             result = e2e.analyse_level(label, render_dir, out_dir, seconds, pages, not args.no_gnubg)
             figures.append(result)
