@@ -167,6 +167,20 @@ def run_batch(input_dir: Path, output_dir: Path, jobs: int, cpus: str | None,
     return time.perf_counter() - start, done.returncode, done.stderr
 
 
+@dataclass(frozen=True)
+class MatchFigures:
+    """One match's counts, to pair the same match across two runs (a print and ours, say)."""
+
+    turns: int
+    right: int = 0
+    #: Turns flagged themselves.
+    flagged: int = 0
+    silent: int = 0
+    #: Boards written, and those whose most likely reading is what was written (none for a failed match).
+    boards: int = 0
+    boards_right: int = 0
+
+
 @dataclass
 class LevelFigures:
     """Per-turn figures of one damage level, summed over its matches."""
@@ -206,6 +220,8 @@ class LevelFigures:
     examples: list[str] = field(default_factory=list)
     #: Per written match: (turns, right, flagged themselves), for the intervals over matches.
     per_match: list[tuple[int, int, int]] = field(default_factory=list)
+    #: Per match by name, failed ones too (their turns none right).
+    by_match: dict[str, MatchFigures] = field(default_factory=dict)
 
 
 def _top(cands: Sequence[Sequence[Any]]) -> list[int]:
@@ -252,6 +268,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
             # Nothing written, and said so (exit 3): not right, not silent, counted apart.
             figures.turns += truth_turns
             figures.lost += truth_turns
+            figures.by_match[name] = MatchFigures(truth_turns)
             continue
         written.append(mat)
         read = read_mat(mat)
@@ -271,7 +288,10 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
         figures.flagged_own += own
         figures.per_match.append((got.turns, got.right, own))
         figures.results_wrong += got.results_wrong
+        boards, boards_right = figures.boards, figures.boards_read_right
         _attribute(figures, name, render_dir, out_dir, truth, solved, report)
+        figures.by_match[name] = MatchFigures(got.turns, got.right, own, got.silent, figures.boards - boards,
+                                              figures.boards_read_right - boards_right)
         if got.silent and len(figures.examples) < 40:
             figures.examples.extend(f"    {level}/{name} compare: {d}" for d in got.differences[:2])
     if gnubg and written:

@@ -67,6 +67,24 @@ def hand_source(hand: str, folder: Path = HANDS_DIR) -> HandSource:
     return load_hand([folder / name for name in HANDS[hand]])
 
 
+def missing_files(hand: str, folder: Path = HANDS_DIR) -> str | None:
+    """Why ``hand`` cannot be drawn from ``folder`` (its files are not there), or None."""
+    if hand != "mnist" and not all((folder / name).is_file() for name in HANDS[hand]):
+        return f"the {hand} files {HANDS[hand]} are not in {folder}"
+    return None
+
+
+def write_with(source: HandSource, per_digit: int = PER_DIGIT) -> None:
+    """Have every match :func:`bench_end_to_end.render` draws from now on written by its own writer of ``source``.
+
+    The renderer runs in forked workers: they inherit what is set here.
+    """
+    import bench_end_to_end
+
+    _SOURCE[:] = [(source, per_digit)]
+    bench_end_to_end.match_glyphs = match_writer
+
+
 def match_writer(index: int, seed_start: int) -> dict[int, list[np.ndarray]]:
     """The index-th match's writer: its glyphs, drawn with the match's seed."""
     source, per_digit = _SOURCE[0]
@@ -137,18 +155,17 @@ def main(argv: list[str]) -> int:
         found = page_crops(work / level / "pages", own.crops) if level else 0
         print(f"bench_hands: {found} cells cut into {own.crops}", file=sys.stderr)
         return 0 if found else 1
-    if own.hand != "mnist" and not all((own.hands / name).is_file() for name in HANDS[own.hand]):
-        print(f"bench_hands: the {own.hand} files {HANDS[own.hand]} are not in {own.hands}", file=sys.stderr)
+    missing = missing_files(own.hand, own.hands)
+    if missing is not None:
+        print(f"bench_hands: {missing}", file=sys.stderr)
         return 2
     source = hand_source(own.hand, own.hands)
     if own.sheet is not None:
         glyph_sheet(source, own.sheet, own.per_digit)
         return 0
-    # The renderer runs in forked workers: they inherit what is set here.
-    _SOURCE[:] = [(source, own.per_digit)]
+    write_with(source, own.per_digit)
     import bench_end_to_end
 
-    bench_end_to_end.match_glyphs = match_writer
     result: int = bench_end_to_end.main([*rest, "--work", str(work)])
     return result
 

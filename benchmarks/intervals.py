@@ -39,3 +39,26 @@ def describe(parts: Sequence[int], wholes: Sequence[int]) -> str:
     """``"97.48 % (95 % of resamples: 96.51-98.30 %)"`` for a per-match count and its turns."""
     low, high = match_interval(parts, wholes)
     return f"{100.0 * sum(parts) / sum(wholes):.2f} % (95 % of resamples: {100.0 * low:.2f}-{100.0 * high:.2f} %)"
+
+
+def difference_interval(parts: Sequence[int], wholes: Sequence[int], base_parts: Sequence[int],
+                        base_wholes: Sequence[int], level: float = 0.95) -> tuple[float, float]:
+    """The ``level`` bootstrap interval (fractions) of ``parts``' ratio minus ``base_parts``' ratio.
+
+    Both are counts of the same matches (match i is the same game in both, on another print, say), so
+    each resample draws the same matches for both: the interval is that of the paired difference.
+    """
+    part, whole = np.asarray(parts, np.float64), np.asarray(wholes, np.float64)
+    base, base_whole = np.asarray(base_parts, np.float64), np.asarray(base_wholes, np.float64)
+    shapes = {part.shape, whole.shape, base.shape, base_whole.shape}
+    if len(shapes) != 1 or part.ndim != 1 or not part.size or whole.sum() <= 0 or base_whole.sum() <= 0:
+        raise ValueError("one part and one positive whole per match on each side, at least one match")
+    picks = np.random.default_rng(SEED).integers(0, part.size, size=(RESAMPLES, part.size))
+
+    def ratios(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+        totals = w[picks].sum(axis=1)
+        return np.asarray(p[picks].sum(axis=1) / np.where(totals > 0, totals, 1.0))
+
+    low, high = np.quantile(ratios(part, whole) - ratios(base, base_whole), [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return float(low), float(high)
+
