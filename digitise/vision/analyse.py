@@ -23,7 +23,7 @@ from digitise.vision.ink import ink_amount, solid_share
 from digitise.vision.layout import CLOSED_EDGES
 from digitise.vision.locate import locate
 from digitise.vision.page import PageFit
-from digitise.vision.presence import _presence, presence_bar
+from digitise.vision.presence import dark_area_by_cell, presence_bar
 
 #: A cut-out cell with less ink than this (mm^2) after line removal is empty.
 MIN_INK_MM2 = 0.25
@@ -103,7 +103,7 @@ def analyse_page(
     image = page.image
     jobs: list[tuple[int, str, np.ndarray, np.ndarray]] = []
     for board, bfit in zip(template.boards, boards, strict=True):
-        amounts = _presence(bfit, board, specks=image.ndim == 2)
+        amounts = dark_area_by_cell(bfit, board, specks=image.ndim == 2)
         for name in board.cells:
             cell = board.cells[name]
             # Specks and dust scale with the area: the long centre strip needs a little more.

@@ -16,22 +16,22 @@ import numpy as np
 import simplejpeg
 
 from digitise.vision.decode_jpeg import (
-    _DAMAGED,
-    _JPEG_INK_SPACES,
-    _PDF_PICTURE,
-    _decode_strictly,
-    _ends,
-    _jpeg_problem,
+    CANNOT_DECODE,
+    JPEG_INK_SPACES,
+    PDF_PICTURE_NAMES,
+    decode_jpeg_strictly,
+    has_jpeg_end,
+    jpeg_problem,
 )
-from digitise.vision.decode_png import _LENGTH_TYPE, _png_pixel_bits
-from digitise.vision.page_image import PageImage, _too_large, to_uint8
+from digitise.vision.decode_png import PNG_CHUNK_HEAD, png_pixel_bits
+from digitise.vision.page_image import PageImage, to_uint8, why_too_large
 from digitise.vision.sniff import sniff_file
 
 _NATIVE_STDERR = threading.Lock()
 
 
 @contextmanager
-def _native_messages() -> Iterator[list[str]]:
+def capture_native_messages() -> Iterator[list[str]]:
     """The lines C libraries print on the process's stderr meanwhile (libtiff's, libjpeg's), kept off it.
 
     They name no file (libtiff calls every file "tempfile.tif"), come beside
@@ -53,7 +53,7 @@ def _native_messages() -> Iterator[list[str]]:
             lines.extend(line.strip() for line in sink.read().decode("utf-8", "replace").splitlines() if line.strip())
 
 
-def _libtiff_errors(lines: list[str]) -> list[str]:
+def libtiff_errors(lines: list[str]) -> list[str]:
     """libtiff's error lines, without the file name it makes up; its warnings (an unknown private tag) are not
     damage and are dropped."""
     errors = []
@@ -65,7 +65,7 @@ def _libtiff_errors(lines: list[str]) -> list[str]:
     return errors
 
 
-def _damage(kind: str, errors: list[str]) -> str:
+def damage_message(kind: str, errors: list[str]) -> str:
     """What to say of a page decoded past ``errors`` (libtiff's or libjpeg's lines)."""
     if len(errors) == 1:
         return f"the {kind}'s data is damaged ({errors[0]})"
@@ -92,14 +92,14 @@ def picture_damage(page: PageImage) -> str | None:
     except (OSError, pdfium.PdfiumError):
         return page.damage
     try:
-        return _pdf_picture_damage(document[page.number - 1])
+        return pdf_picture_damage(document[page.number - 1])
     except (pdfium.PdfiumError, IndexError):
         return None
     finally:
         document.close()
 
 
-def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
+def pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
     """What is wrong with a PDF page's JPEG pictures, or None.
 
     ``thorough`` decodes each picture strictly (about a third of rendering
@@ -116,25 +116,25 @@ def _pdf_picture_damage(page: Any, *, thorough: bool = True) -> str | None:
             data = bytes(picture.get_data(decode_simple=True))
         except (pdfium.PdfiumError, ValueError):
             continue  # what cannot be looked into is judged by its rendering, as before
-        if _ends(data) and not thorough:
+        if has_jpeg_end(data) and not thorough:
             continue
         try:
             height, width, colour, _ = simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
             return f"the page's JPEG picture cannot be decoded ({str(exc).strip().rstrip('.')})"
-        if _too_large(width, height):
+        if why_too_large(width, height):
             continue  # PDFium renders it at the page's size; decoding it whole here would not fit in memory
         try:
-            _decode_strictly(data, "CMYK" if colour in _JPEG_INK_SPACES else "GRAY", min_factor=8)
+            decode_jpeg_strictly(data, "CMYK" if colour in JPEG_INK_SPACES else "GRAY", min_factor=8)
         except ValueError as exc:
-            return _jpeg_problem(exc, *_PDF_PICTURE)
+            return jpeg_problem(exc, *PDF_PICTURE_NAMES)
     return None
 
 
 PNG_TRUNCATED = "the PNG is truncated (its data ends before the picture does)"
 
 
-def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
+def salvage_truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
     """The rows of a PNG cut short (a transfer that stopped) that its data still holds, the rest white, and
     what is wrong; None when it holds no whole row, or is interlaced (its rows are not in order).
 
@@ -148,14 +148,14 @@ def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
     if len(data) < 33 or data[12:16] != b"IHDR" or data[28] != 0:
         return None
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    stride = 1 + (width * _png_pixel_bits(data) + 7) // 8
+    stride = 1 + (width * png_pixel_bits(data) + 7) // 8
     view, at, size = memoryview(data), 8, len(data)
     head: list[bytes] = []
     inflater = zlib.decompressobj()
     pixels: list[bytes] = []
     inflated, wanted = 0, height * stride
     while at + 8 <= size and inflated < wanted:
-        length, kind = _LENGTH_TYPE.unpack_from(data, at)
+        length, kind = PNG_CHUNK_HEAD.unpack_from(data, at)
         end = min(at + 8 + length, size)
         if kind == b"IDAT":
             try:
@@ -177,7 +177,7 @@ def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
 
     sound = b"".join([data[:8], chunk(b"IHDR", header), *head, chunk(b"IDAT", zlib.compress(raw, 1)),
                       chunk(b"IEND", b"")])
-    with _native_messages():
+    with capture_native_messages():
         image = cv2.imdecode(np.frombuffer(sound, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None or image.size == 0:
         return None
@@ -188,10 +188,10 @@ def _truncated_png(data: bytes) -> tuple[np.ndarray, str] | None:
     return image, PNG_TRUNCATED
 
 
-def _decode_failure(said: list[str]) -> str:
+def decode_failure_message(said: list[str]) -> str:
     """Why a file could not be decoded, with the decoder's own first error when it printed one."""
     errors = [line for line in said if "warning" not in line.lower()]
     if not errors:
-        return _DAMAGED
+        return CANNOT_DECODE
     first = errors[0].removeprefix("libpng error: ").strip().rstrip(".")
-    return f"{_DAMAGED[:-1]}: {first})"
+    return f"{CANNOT_DECODE[:-1]}: {first})"

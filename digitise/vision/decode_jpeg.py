@@ -31,7 +31,7 @@ def _jpeg_segments(data: bytes) -> Iterator[tuple[int, int, int]]:
         at = end
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
     """Width and height from a JPEG's frame header, or None when none comes before the image data."""
     for marker, start, end in _jpeg_segments(data):
         if marker in _JPEG_FRAMES and end - start >= 5:
@@ -39,7 +39,7 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def _jpeg_unread(data: bytes) -> str | None:
+def unread_jpeg_kind(data: bytes) -> str | None:
     """What kind of JPEG this is when it is one that is not read (lossless, hierarchical, over 8 bits), or None."""
     for marker, start, end in _jpeg_segments(data):
         if marker in _JPEG_FRAMES and end > start:
@@ -53,7 +53,7 @@ def _jpeg_unread(data: bytes) -> str | None:
     return None
 
 
-def _jpeg_orientation(data: bytes) -> int:
+def jpeg_orientation(data: bytes) -> int:
     """The orientation (1-8, see :func:`orient`) a JPEG's EXIF block records, 1 when it records none."""
     for marker, start, end in _jpeg_segments(data):
         if marker == 0xE1 and data[start:start + 6] == b"Exif\x00\x00":
@@ -80,18 +80,19 @@ def _tiff_orientation(tiff: bytes) -> int:
     return 1
 
 
-_DAMAGED = "cannot decode the image (truncated or damaged file)"
+#: What is said of an image no decoder can read.
+CANNOT_DECODE = "cannot decode the image (truncated or damaged file)"
 
 
 #: JPEG colour spaces that libjpeg-turbo's fast path cannot turn into BGR: OpenCV's decoder converts them.
-_JPEG_INK_SPACES = frozenset({"CMYK", "YCCK"})
+JPEG_INK_SPACES = frozenset({"CMYK", "YCCK"})
 
 
 #: How a PDF page's JPEG picture is named in what is said of its damage.
-_PDF_PICTURE = ("the page's JPEG picture", "the data of the page's JPEG picture")
+PDF_PICTURE_NAMES = ("the page's JPEG picture", "the data of the page's JPEG picture")
 
 
-def _decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's data")
+def decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's data")
                  ) -> tuple[np.ndarray, str | None] | None:
     """A JPEG's pixels (BGR or grey) and what libjpeg-turbo had to patch over (None: the data is sound).
 
@@ -109,11 +110,11 @@ def _decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's 
         _, _, colour, _ = simplejpeg.decode_jpeg_header(data)
     except ValueError:
         return None
-    space = "CMYK" if colour in _JPEG_INK_SPACES else "GRAY" if colour == "Gray" else "BGR"
+    space = "CMYK" if colour in JPEG_INK_SPACES else "GRAY" if colour == "Gray" else "BGR"
     try:
-        return _ink_to_bgr(_decode_strictly(data, space)), None
+        return _ink_to_bgr(decode_jpeg_strictly(data, space)), None
     except ValueError as exc:
-        problem = _jpeg_problem(exc, *named)
+        problem = jpeg_problem(exc, *named)
     try:
         image = simplejpeg.decode_jpeg(data, colorspace=space, strict=False)
     except ValueError:
@@ -124,12 +125,12 @@ def _decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's 
 _JPEG_END = b"\xff\xd9"
 
 
-def _ends(data: bytes) -> bool:
+def has_jpeg_end(data: bytes) -> bool:
     """Whether JPEG data ends with its end marker (padding after it aside)."""
     return data.rstrip(b"\x00\r\n \t").endswith(_JPEG_END)
 
 
-def _decode_strictly(data: bytes, space: str, **options: Any) -> np.ndarray:
+def decode_jpeg_strictly(data: bytes, space: str, **options: Any) -> np.ndarray:
     """JPEG data decoded by libjpeg-turbo with no damage patched over; ``ValueError`` (libjpeg's complaint) if any.
 
     Data whose only fault is a missing end marker (some cameras' and
@@ -139,7 +140,7 @@ def _decode_strictly(data: bytes, space: str, **options: Any) -> np.ndarray:
         image: np.ndarray = simplejpeg.decode_jpeg(data, colorspace=space, **options)
         return image
     except ValueError as first:
-        if _ends(data):
+        if has_jpeg_end(data):
             raise
         try:
             image = simplejpeg.decode_jpeg(data + _JPEG_END, colorspace=space, **options)
@@ -159,7 +160,7 @@ def _ink_to_bgr(image: np.ndarray) -> np.ndarray:
     return np.dstack(bgr).astype(np.uint8)
 
 
-def _jpeg_problem(exc: ValueError, picture: str = "the JPEG", data: str = "the JPEG's data") -> str:
+def jpeg_problem(exc: ValueError, picture: str = "the JPEG", data: str = "the JPEG's data") -> str:
     """What libjpeg-turbo's complaint ``exc`` means, said of ``picture`` (or of its ``data``)."""
     problem = str(exc).strip().rstrip(".")
     if problem.lower().startswith("premature end of jpeg file"):

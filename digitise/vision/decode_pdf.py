@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from digitise.errors import InputError, PageError
-from digitise.vision.damage import _pdf_picture_damage
-from digitise.vision.decode import _declared_size, _size_refused
-from digitise.vision.decode_jpeg import _PDF_PICTURE, _decode_jpeg
-from digitise.vision.page_image import PageImage, _as_page, to_uint8
-from digitise.vision.page_memory import _held
+from digitise.vision.damage import pdf_picture_damage
+from digitise.vision.decode import declared_size, why_declared_too_large
+from digitise.vision.decode_jpeg import PDF_PICTURE_NAMES, decode_jpeg
+from digitise.vision.page_image import PageImage, as_page, to_uint8
+from digitise.vision.page_memory import held_in_page_memory
 
 #: Resolution PDFs are rasterised at, unless that would make a huge image.
 PDF_DPI = 300.0
@@ -33,10 +33,10 @@ def pdf_render_scale(width_pt: float, height_pt: float) -> float:
 #: What PDFium's error codes mean for a file that will not open (its own words are terse: "Data format error",
 #: or "Success" when it gives no reason).
 #: PDFium's "data format error": no document found in the file (a PDF cut short among them).
-_NO_DOCUMENT = 3
+PDFIUM_NO_DOCUMENT = 3
 _PDFIUM_ERRORS = {
     2: "the file cannot be opened",
-    _NO_DOCUMENT: "it is damaged, cut short or not a PDF (PDFium finds no document in it)",
+    PDFIUM_NO_DOCUMENT: "it is damaged, cut short or not a PDF (PDFium finds no document in it)",
     5: "it is protected by a security scheme PDFium does not support",
 }
 
@@ -112,23 +112,24 @@ def _cut_pdf_pages(pictures: Sequence[bytes], path: Path) -> Iterator[PageImage 
     """The pages of a PDF cut short, from its JPEG pictures (:func:`cut_pdf_pictures`)."""
     said = CUT_PDF.format(count=len(pictures), pictures="picture" if len(pictures) == 1 else "pictures")
     for index, picture in enumerate(pictures):
-        too_large = _size_refused(picture, "jpeg")
+        too_large = why_declared_too_large(picture, "jpeg")
         if too_large:
             yield PageError(too_large, path, f"page {index + 1}")
             continue
-        declared = _declared_size(picture, "jpeg")
-        with _held(declared[0] * declared[1] if declared else 0, 3):
-            decoded = _decode_jpeg(picture, _PDF_PICTURE)
+        declared = declared_size(picture, "jpeg")
+        with held_in_page_memory(declared[0] * declared[1] if declared else 0, 3):
+            decoded = decode_jpeg(picture, PDF_PICTURE_NAMES)
             if decoded is None:
                 yield PageError("cannot decode this page's picture (truncated or damaged)", path, f"page {index + 1}")
                 continue
             image, damage = decoded
             notes = [said] if index == 0 else []
             notes += [damage] if damage is not None else []
-            yield _as_page(to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
+            yield as_page(to_uint8(image), path, index + 1, None, damage="; ".join(notes) or None)
 
 
-def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+def pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+    """Each page of a PDF rendered, or why it cannot be read."""
     import pypdfium2 as pdfium  # heavy (~80 ms to import): loaded only for a PDF
 
     try:
@@ -140,7 +141,7 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
         if _no_page(data):
             raise InputError("the PDF holds no page", path) from exc
         code = getattr(exc, "err_code", None)
-        pictures = cut_pdf_pictures(data) if code == _NO_DOCUMENT else []
+        pictures = cut_pdf_pictures(data) if code == PDFIUM_NO_DOCUMENT else []
         if pictures:
             yield from _cut_pdf_pages(pictures, path)
             return
@@ -157,10 +158,10 @@ def _pdf_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                 scale = pdf_render_scale(width_pt, height_pt)
                 bitmap = page.render(scale=scale, grayscale=True)
                 array = np.array(bitmap.to_numpy(), copy=True)
-                damage = _pdf_picture_damage(page, thorough=False)
+                damage = pdf_picture_damage(page, thorough=False)
             except pdfium.PdfiumError as exc:
                 yield PageError(f"cannot render this page: {exc}", path, f"page {number}")
                 continue
-            yield _as_page(to_uint8(array), path, number, scale * 72.0, damage=damage)
+            yield as_page(to_uint8(array), path, number, scale * 72.0, damage=damage)
     finally:
         document.close()

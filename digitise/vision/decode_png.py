@@ -20,7 +20,7 @@ _crc32 = _isal.crc32 if _isal is not None else zlib.crc32
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 
 
-def _png_pixel_bytes(data: bytes) -> int:
+def png_pixel_bytes(data: bytes) -> int:
     """Bytes a PNG's pixel takes decoded, as its header declares (1 when it does not say)."""
     if len(data) < 26 or data[12:16] != b"IHDR":
         return 1
@@ -28,7 +28,7 @@ def _png_pixel_bytes(data: bytes) -> int:
     return _PNG_CHANNELS.get(colour, 1) * (2 if depth == 16 else 1)
 
 
-def _png_pixel_bits(data: bytes) -> int:
+def png_pixel_bits(data: bytes) -> int:
     """Bits a PNG's pixel takes in its rows (before unfiltering), as its header declares."""
     return _PNG_CHANNELS.get(data[25], 1) * data[24]
 
@@ -53,20 +53,21 @@ def _wuffs_decoder(pixel_format: str) -> Any | None:
     return ImageDecoder(config)
 
 
-_LENGTH_TYPE = struct.Struct(">I4s")
+#: A PNG chunk's head: its data length and its four-letter type.
+PNG_CHUNK_HEAD = struct.Struct(">I4s")
 _CRC = struct.Struct(">I")
 
 
-class _DamagedPng(ValueError):
+class DamagedPng(ValueError):
     """A critical PNG chunk (header, palette, pixels, end) whose CRC-32 does not match its data."""
 
 
-def _png_chunks(data: bytes) -> tuple[list[memoryview], bool, list[tuple[int, int]]] | None:
+def png_chunks(data: bytes) -> tuple[list[memoryview], bool, list[tuple[int, int]]] | None:
     """A PNG's chunks walked up to IEND, CRCs checked: the IDAT chunks' data, whether it has a transparency chunk,
     and the byte spans of ancillary chunks whose CRC is wrong.
 
     None when the file stops before IEND. A critical chunk with a wrong CRC
-    raises :class:`_DamagedPng`: libpng refuses such a file, but prints its
+    raises :class:`DamagedPng`: libpng refuses such a file, but prints its
     own "libpng error" line on stderr beside our one-line error, so it is
     refused here first. An ancillary chunk (text, resolution...) with a
     wrong CRC libpng only drops, with a "libpng warning": its span is
@@ -79,7 +80,7 @@ def _png_chunks(data: bytes) -> tuple[list[memoryview], bool, list[tuple[int, in
     idat: list[memoryview] = []
     stray: list[tuple[int, int]] = []
     transparent = False
-    unpack, crc32, append = _LENGTH_TYPE.unpack_from, _crc32, idat.append
+    unpack, crc32, append = PNG_CHUNK_HEAD.unpack_from, _crc32, idat.append
     while at + 12 <= size:
         length, kind = unpack(data, at)
         end = at + 8 + length
@@ -87,7 +88,7 @@ def _png_chunks(data: bytes) -> tuple[list[memoryview], bool, list[tuple[int, in
             return None
         if crc32(view[at + 4:end]) != _CRC.unpack_from(data, end)[0]:
             if kind[0] & 0x20 == 0:  # upper-case first letter: a critical chunk
-                raise _DamagedPng(kind.decode("latin-1"))
+                raise DamagedPng(kind.decode("latin-1"))
             stray.append((at, end + 4))
         elif kind == b"IDAT":
             append(view[at + 8:end])
@@ -103,10 +104,10 @@ def _sound_chunks(data: bytes) -> list[memoryview] | None:
     """The IDAT chunks' data for the fast decoders, or None when the file is cut short or has a transparency chunk.
 
     The fast decoders do not check chunk CRCs: a damaged file would come out
-    as a damaged picture. :func:`_png_chunks` checks them (and raises
-    :class:`_DamagedPng` for a damaged critical chunk).
+    as a damaged picture. :func:`png_chunks` checks them (and raises
+    :class:`DamagedPng` for a damaged critical chunk).
     """
-    walked = _png_chunks(data)
+    walked = png_chunks(data)
     if walked is None or walked[1]:
         return None
     return walked[0]
@@ -168,7 +169,7 @@ def decode_png_fast(data: bytes) -> np.ndarray | None:
     interlaced, no transparency chunk; anything else (16 bits, palette,
     alpha) and any file that is damaged (cut short, an inflate error, or
     Wuffs says so) goes to OpenCV, whose result and error messages are the
-    reference. A critical chunk with a wrong CRC raises :class:`_DamagedPng`.
+    reference. A critical chunk with a wrong CRC raises :class:`DamagedPng`.
     """
     # Signature, then IHDR: length, type, width, height, bit depth, colour type, compression, filter, interlace.
     if len(data) < 33 or data[12:16] != b"IHDR" or data[24] != 8 or data[26] != 0 or data[27] != 0 or data[28] != 0:

@@ -15,17 +15,17 @@ import cv2
 import numpy as np
 
 from digitise.errors import InputError, PageError
-from digitise.vision.damage import _damage, _libtiff_errors, _native_messages
+from digitise.vision.damage import capture_native_messages, damage_message, libtiff_errors
 from digitise.vision.page_image import (
     MAX_PAGE_PIXELS,
     PageImage,
-    _as_page,
-    _pillow_pixel_bytes,
-    _too_large,
+    as_page,
     orient,
+    pillow_pixel_bytes,
     to_uint8,
+    why_too_large,
 )
-from digitise.vision.page_memory import _held
+from digitise.vision.page_memory import held_in_page_memory
 
 # A damaged TIFF makes Pillow's TIFF reader warn ("Corrupt EXIF data") on top of the one-line error we
 # give for it. Only that module's UserWarnings: a decompression bomb still warns.
@@ -37,13 +37,13 @@ logging.getLogger("PIL.TiffImagePlugin").setLevel(logging.CRITICAL)
 logging.getLogger("tifffile").setLevel(logging.CRITICAL)
 
 
-def _open_tiff(source: Any) -> Any:
+def open_tiff(source: Any) -> Any:
     """Pillow's TIFF reader on ``source`` (a path or a file object), with page images' own size limit.
 
     Pillow's is set for any picture from anywhere: it warns on stderr past
     89 megapixels and refuses past 179, while a 1200-dpi A4 scan has 139.
     Page images have :data:`MAX_PAGE_PIXELS`, checked on every frame before
-    it is decoded (:func:`_tiff_pages`).
+    it is decoded (:func:`tiff_pages`).
     """
     from PIL import Image, TiffImagePlugin  # heavy (~65 ms to import): loaded only for a TIFF
 
@@ -141,7 +141,7 @@ def _tifffile_frame(data: bytes, index: int) -> tuple[np.ndarray, float | None]:
         compression = int(page.compression)
         # Bytes a pixel takes decoded: a 16-bit or many-sample TIFF takes several times its pixel count.
         pixel_bytes = max(1, int(page.samplesperpixel)) * max(1, (int(page.bitspersample) + 7) // 8)
-        too_large = _too_large(int(page.imagewidth), int(page.imagelength), pixel_bytes)
+        too_large = why_too_large(int(page.imagewidth), int(page.imagelength), pixel_bytes)
         if too_large:
             raise ValueError(too_large)
         try:
@@ -182,12 +182,12 @@ def _tiff_name(value: int, enum: str = "COMPRESSION") -> str:
         return f"code {value}"
 
 
-def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
-
+def tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
+    """Each frame of a TIFF as a page, or why it cannot be read."""
     # Asked only when Pillow fails (a walk of every frame's directory: nothing to pay for a sound file).
     frames = functools.cache(lambda: _tiff_frame_count(data))
     try:
-        container = _open_tiff(io.BytesIO(data))
+        container = open_tiff(io.BytesIO(data))
     except _TIFF_DAMAGE as exc:
         if not frames():
             raise InputError(f"cannot open the TIFF (truncated or damaged file): {exc}", path) from exc
@@ -225,15 +225,15 @@ def _tiff_pages(data: bytes, path: Path) -> Iterator[PageImage | PageError]:
                     yield PageError(why if why.startswith(("the TIFF", "image too large")) else
                                     f"cannot decode this page (truncated or damaged file): {why}", path, page)
                     continue
-                yield _as_page(to_uint8(array), path, number, dpi)
+                yield as_page(to_uint8(array), path, number, dpi)
                 continue
             width, height = frame.size
-            pixel_bytes = _pillow_pixel_bytes(frame.mode, len(frame.getbands()))
-            too_large = _too_large(width, height, pixel_bytes)
+            pixel_bytes = pillow_pixel_bytes(frame.mode, len(frame.getbands()))
+            too_large = why_too_large(width, height, pixel_bytes)
             if too_large:
                 yield PageError(too_large, path, page)
                 continue
-            with _held(width * height, pixel_bytes):
+            with held_in_page_memory(width * height, pixel_bytes):
                 yield from _tiff_frame_page(frame, path, number)
     finally:
         if container is not None:
@@ -250,7 +250,7 @@ def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage 
     said: list[str] = []
     try:
         # libtiff decodes compressed strips (LZW, fax, deflate): it says what it patched over on stderr.
-        with _native_messages() as said:
+        with capture_native_messages() as said:
             frame.load()
         dpi_info = frame.info.get("dpi")
         orientation = frame.tag_v2.get(274)
@@ -259,13 +259,13 @@ def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage 
         yield PageError(f"image too large: {exc}", path, page)
         return
     except _TIFF_DAMAGE as exc:
-        errors = _libtiff_errors(said)
+        errors = libtiff_errors(said)
         why = f"{exc} ({errors[0]})" if errors else str(exc)
         yield PageError(f"cannot decode this page (truncated or damaged file): {why}", path, page)
         return
     if array.ndim == 3:
         array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
-    errors = _libtiff_errors(said)
-    yield _as_page(orient(to_uint8(array), _first(orientation) if orientation else 1), path, number,
+    errors = libtiff_errors(said)
+    yield as_page(orient(to_uint8(array), _first(orientation) if orientation else 1), path, number,
                    float(dpi_info[0]) if dpi_info else None,
-                   damage=_damage("TIFF", errors) if errors else None)
+                   damage=damage_message("TIFF", errors) if errors else None)

@@ -26,18 +26,18 @@ from pathlib import Path
 from digitise.errors import InputError, PageError
 from digitise.fileio import read_input
 from digitise.vision.damage import PNG_TRUNCATED, picture_damage
-from digitise.vision.decode import _declared_size, _decode_single
+from digitise.vision.decode import declared_size, decode_single_image
 from digitise.vision.decode_pdf import (
-    _NO_DOCUMENT,
     CUT_PDF,
     PDF_DPI,
     PDF_MAX_SIDE,
-    _pdf_pages,
+    PDFIUM_NO_DOCUMENT,
     cut_pdf_pictures,
+    pdf_pages,
     pdf_render_scale,
 )
-from digitise.vision.decode_png import _png_pixel_bytes
-from digitise.vision.decode_tiff import _open_tiff, _tiff_pages
+from digitise.vision.decode_png import png_pixel_bytes
+from digitise.vision.decode_tiff import open_tiff, tiff_pages
 from digitise.vision.page_image import (
     ALPHA_ROWS,
     BLANK_PAGE,
@@ -50,7 +50,7 @@ from digitise.vision.page_image import (
     MIN_SIDE,
     UNDITHER_MM,
     PageImage,
-    _as_page,
+    as_page,
     darkest_channel,
     histogram,
     is_dithered,
@@ -62,15 +62,15 @@ from digitise.vision.page_image import (
 from digitise.vision.page_memory import (
     PAGE_PEAK_FACTOR,
     PageMemory,
-    _held,
+    held_in_page_memory,
     keep_freed_memory,
     share_page_memory,
 )
 from digitise.vision.sniff import (
     FORMATS_READ,
-    _kind,
-    _unread_format,
+    file_type_of,
     sniff_file,
+    unread_format_name,
     unread_picture,
 )
 
@@ -131,22 +131,22 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     data = read_input(file)
     if not data:
         raise InputError("empty: a named pipe nothing was written to" if _is_fifo(file) else "empty file", file)
-    kind = _kind(data[:1024])
+    kind = file_type_of(data[:1024])
     if kind is None:
-        known = _unread_format(data[:1024])
+        known = unread_format_name(data[:1024])
         if known is not None:
             raise InputError(f"{known}, which digitise does not read: save the page as PNG, JPEG or PDF", file)
         raise InputError(f"not an image or PDF (expected {FORMATS_READ})", file)
     if kind == "pdf":
-        yield from _pdf_pages(data, file)
+        yield from pdf_pages(data, file)
     elif kind == "tiff":
-        yield from _tiff_pages(data, file)
+        yield from tiff_pages(data, file)
     else:
-        declared = _declared_size(data, kind)
+        declared = declared_size(data, kind)
         # Held until the next page is asked for: the page is read (its copies made) in between.
-        with _held(declared[0] * declared[1] if declared else 0, _png_pixel_bytes(data) if kind == "png" else 3):
-            image, damage = _decode_single(data, file, kind)
-            yield _as_page(image, file, 1, damage=damage)
+        with held_in_page_memory(declared[0] * declared[1] if declared else 0, png_pixel_bytes(data) if kind == "png" else 3):
+            image, damage = decode_single_image(data, file, kind)
+            yield as_page(image, file, 1, damage=damage)
 
 
 def page_count(path: str | Path) -> int:
@@ -164,7 +164,7 @@ def page_count(path: str | Path) -> int:
             try:
                 document = pdfium.PdfDocument(str(file))
             except pdfium.PdfiumError as exc:
-                if getattr(exc, "err_code", None) != _NO_DOCUMENT:
+                if getattr(exc, "err_code", None) != PDFIUM_NO_DOCUMENT:
                     return 1
                 return max(1, len(cut_pdf_pictures(file.read_bytes())))
             try:
@@ -172,7 +172,7 @@ def page_count(path: str | Path) -> int:
             finally:
                 document.close()
         if kind == "tiff":
-            with _open_tiff(file) as container:
+            with open_tiff(file) as container:
                 return max(1, int(getattr(container, "n_frames", 1)))
     except Exception:  # noqa: BLE001 - whatever is wrong, iter_pages reports it when the page is read
         return 1

@@ -220,7 +220,7 @@ def _is_grey(image: np.ndarray) -> bool:
     return bool(np.abs(sample[:, :, 0] - sample[:, :, 1]).max() <= 2 and np.abs(sample[:, :, 1] - sample[:, :, 2]).max() <= 2)
 
 
-def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None,
+def as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None,
              damage: str | None = None) -> PageImage | PageError:
     """The page, or why it cannot be read; a dithered bilevel page comes back in grey levels, a washed-out
     one levelled (:func:`level_faint`)."""
@@ -237,7 +237,7 @@ def _as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = Non
     return PageImage(str(path), number, image, dpi, damage, washed_out)
 
 
-def _too_large(width: int, height: int, pixel_bytes: int = 1) -> str | None:
+def why_too_large(width: int, height: int, pixel_bytes: int = 1) -> str | None:
     """Why an image of this size is refused (see :data:`MAX_PAGE_PIXELS` and :data:`MAX_PAGE_BYTES`:
     ``pixel_bytes`` is what one pixel takes decoded, all channels), or None when it is not."""
     pixels = width * height
@@ -251,7 +251,7 @@ def _too_large(width: int, height: int, pixel_bytes: int = 1) -> str | None:
     return None
 
 
-def _pillow_pixel_bytes(mode: str, bands: int) -> int:
+def pillow_pixel_bytes(mode: str, bands: int) -> int:
     """Bytes a pixel of a Pillow image of ``mode`` takes decoded."""
     if mode in ("I", "F"):
         return 4

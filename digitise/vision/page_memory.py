@@ -33,7 +33,7 @@ def share_page_memory(memory: PageMemory | None) -> PageMemory | None:
     return before
 
 
-def _held(pixels: int, pixel_bytes: int) -> AbstractContextManager[None]:
+def held_in_page_memory(pixels: int, pixel_bytes: int) -> AbstractContextManager[None]:
     """Hold a page's peak in the shared page memory, if there is one."""
     memory = _page_memory
     return nullcontext() if memory is None else memory.hold(int(pixels * pixel_bytes * PAGE_PEAK_FACTOR))

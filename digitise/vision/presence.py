@@ -36,7 +36,7 @@ def presence_bar(cell: Any) -> float:
     return float(PRESENCE_MM2 + PRESENCE_PER_MM2 * max(0.0, cell.w * cell.h - 150.0))
 
 
-def _presence(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict[str, float]:
+def dark_area_by_cell(fit: BoardFit, board: BoardGeometry, specks: bool = False) -> dict[str, float]:
     """Dark area (mm^2) inside each cell of a board, measured on the image its lines were measured on.
 
     Box sums from one integral image give every cell at once. Dust (a

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _kind(head: bytes) -> str | None:
+def file_type_of(head: bytes) -> str | None:
     """The file type from its first bytes (the suffix may lie)."""
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "png"
@@ -33,7 +33,7 @@ def sniff_file(path: str | Path) -> str | None:
         if not file.is_file():
             return None
         with file.open("rb") as handle:
-            return _kind(handle.read(1024))
+            return file_type_of(handle.read(1024))
     except OSError:
         return None
 
@@ -74,7 +74,7 @@ _HEIF_BRANDS = {b"heic": "a HEIC image", b"heix": "a HEIC image", b"hevc": "a HE
                 b"avif": "an AVIF image", b"avis": "an AVIF image"}
 
 
-def _unread_format(head: bytes) -> str | None:
+def unread_format_name(head: bytes) -> str | None:
     """What a file that is not one of the formats read is, when its first bytes say (to name it in the error)."""
     if head[4:8] == b"ftyp":
         return _HEIF_BRANDS.get(head[8:12])
@@ -87,7 +87,7 @@ def _unread_format(head: bytes) -> str | None:
     return None
 
 
-#: What :func:`_unread_format` names that are pictures (not documents or archives): a page saved so is a page.
+#: What :func:`unread_format_name` names that are pictures (not documents or archives): a page saved so is a page.
 _UNREAD_PICTURES = ("image", "Photoshop file", "SVG drawing")
 
 
@@ -96,7 +96,7 @@ def unread_picture(path: str | Path) -> str | None:
     (a picture it reads, a document, an archive, or unreadable)."""
     try:
         with Path(path).open("rb") as handle:
-            known = _unread_format(handle.read(1024))
+            known = unread_format_name(handle.read(1024))
     except OSError:
         return None
     return known if known is not None and known.endswith(_UNREAD_PICTURES) else None
