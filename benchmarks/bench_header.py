@@ -3,7 +3,7 @@
 Reads each run's saved readings (``LEVEL/out/NAME.report.readings.json``)
 and the truth (``truth/NAME.mat``), and counts: name fields read right by
 OCR, one page at a time; matches whose two names the header vote gets right
-(:func:`digitise.solve.header._header`), without and with a roster of every
+(:func:`digitise.solve.header.read_header`), without and with a roster of every
 player of the runs (``--roster``); matches whose length it gets right, and
 how surely.
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from digitise.game.record import MatchRecord
 from digitise.notation.mat import read_mat_strict
 from digitise.notation.readings import Readings, load_readings
-from digitise.solve.header import _header
+from digitise.solve.header import read_header
 from digitise.solve.length import LENGTH_AGREED, LENGTH_SURE
 
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if isinstance(value, dict):
                     fields["read"] += 1
                     fields["right"] += value.get("value") == truth.players[side]
-        plain, listed = _header(readings), _header(readings, roster)
+        plain, listed = read_header(readings), read_header(readings, roster)
         counts["names right"] += tuple(plain.get("players") or ()) == truth.players
         with_roster = tuple(listed.get("players") or ())
         counts["names right with roster"] += with_roster == truth.players

@@ -43,16 +43,16 @@ from digitise.solve.compare import compare
 
 def _scored_as_read(self: search.Searcher, options: list[Any], forced: nodes.Forced) -> list[Any]:
     """``Searcher._apply_forced`` keeping the imposed option's own score."""
-    fitting = [o for o in options if fitting_module._fits(o, forced)]
+    fitting = [o for o in options if fitting_module.fits_forced(o, forced)]
     if fitting and forced.response is not None:
-        fitting = [fitting_module._answered(o, forced.response) for o in fitting]
+        fitting = [fitting_module.with_answer(o, forced.response) for o in fitting]
     return fitting or [replace(o, local=o.local - 30.0) for o in options]
 
 
 @contextmanager
 def _scores(found: list[float]) -> Iterator[None]:
     """Impose corrections at their own score, and note the score of each whole-match search."""
-    plain = solve_module._search
+    plain = solve_module.best_explanation
 
     def noted(*args: Any, **kwargs: Any) -> nodes.Node:
         final = plain(*args, **kwargs)
@@ -60,8 +60,9 @@ def _scores(found: list[float]) -> Iterator[None]:
         return final
 
     with mock.patch.object(search.Searcher, "_apply_forced", _scored_as_read), \
-            mock.patch.object(solve_module, "_search", noted), mock.patch.object(length_module, "_search", noted), \
-            mock.patch.object(strangers_module, "_search", noted):
+            mock.patch.object(solve_module, "best_explanation", noted), \
+            mock.patch.object(length_module, "best_explanation", noted), \
+            mock.patch.object(strangers_module, "best_explanation", noted):
         yield
 
 

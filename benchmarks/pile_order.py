@@ -3,7 +3,7 @@
 Every saved pile is in order, so any pile taken for one out of order is a
 false alarm; then, in each pile of three pages or more, two neighbouring
 pages (chosen with a fixed seed) are swapped, and the swap is seen when the
-solver flags a page for its place (``solve.page_order._page_sequence``), as a gap or as
+solver flags a page for its place (``solve.page_order.page_sequence``), as a gap or as
 the order broken. Last, into each such pile a page of another saved pile
 (the seventh after it, a page chosen with the seed) is put at a random
 place, and the page is seen when :func:`digitise.solve.extra_pages` names
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from digitise.notation.readings import load_readings
-from digitise.solve.page_order import _page_sequence, extra_pages
+from digitise.solve.page_order import extra_pages, page_sequence
 
 
 def main() -> None:
@@ -35,7 +35,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     piles = [load_readings(path) for folder in args.folders
              for path in sorted((folder / "out").glob("*.readings.json"))]
-    alarms = sum(1 for pile in piles if _page_sequence(pile)[3])
+    alarms = sum(1 for pile in piles if page_sequence(pile)[3])
     swapped = seen = 0
     for pile in piles:
         if len(pile.pages) < 3:
@@ -44,7 +44,7 @@ def main() -> None:
         pages = list(pile.pages)
         pages[k], pages[k + 1] = pages[k + 1], pages[k]
         swapped += 1
-        seen += bool(_page_sequence(replace(pile, pages=tuple(pages)))[3])
+        seen += bool(page_sequence(replace(pile, pages=tuple(pages)))[3])
     print(f"{len(piles)} piles in order: {alarms} taken for out of order; "
           f"{swapped} with two neighbouring pages swapped: {seen} seen")
     extra_alarms = sum(len(extra_pages(pile)) for pile in piles)

@@ -100,7 +100,7 @@ REPEAT_DROP = math.log(0.1)
 REPEAT_CELLS = frozenset({"Woff", "Boff"})
 
 
-def _edit_cost(cell: str, expected: tuple[int, ...], read: tuple[int, ...]) -> float:
+def edit_cost(cell: str, expected: tuple[int, ...], read: tuple[int, ...]) -> float:
     """What turning ``read`` into ``expected`` costs (log, <= 0): :data:`EDIT` a digit, a dropped repeat less."""
     if cell not in REPEAT_CELLS:
         return EDIT * _distance(cell, expected, read)
@@ -219,7 +219,7 @@ class BoardEvidence:
         A cell the reader did not list, or listed with no candidate, fits at :data:`EDIT` a digit,
         or at what its unreadable share allows.
         """
-        fit = max((lp + _edit_cost(cell, form, digits) for digits, lp in candidates or ()),
+        fit = max((lp + edit_cost(cell, form, digits) for digits, lp in candidates or ()),
                   default=EDIT * len(form))
         residual = self._residual.get(cell)
         if residual is not None:

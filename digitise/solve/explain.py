@@ -14,8 +14,8 @@ from digitise.solve.search import GAME_DOES_NOT_END, Searcher, troubled
 UNFINISHED_MARGIN = 9.0
 
 
-def _search(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
-            start: State | None = None, cache: Cache | None = None, bound: float = -math.inf) -> Node:
+def best_explanation(evidence: list[BoardEvidence], length: int, forced: dict[int, Forced], prior: PlayPrior,
+                     start: State | None = None, cache: Cache | None = None, bound: float = -math.inf) -> Node:
     """The best explanation: the plain search, and where it explains boards badly, the repairing one.
 
     The repairing search (see :meth:`Searcher.run`) finds plays the marks do

@@ -11,7 +11,7 @@ from digitise.game.rules import Play, Roll, Step, play_from_moves
 from digitise.notation.encode import number_digits
 from digitise.notation.marks import point_of_cell
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.nodes import Forced, State, _Option
+from digitise.solve.nodes import Forced, Option, State
 from digitise.solve.reasons import Flag, Reason
 
 #: A result square whose number is no legal value (cube x 1, 2 or 3) is read as the nearest one,
@@ -19,7 +19,7 @@ from digitise.solve.reasons import Flag, Reason
 ILLEGAL_RESULT = -1.0
 
 
-def _answered(option: _Option, response: str) -> _Option:
+def with_answer(option: Option, response: str) -> Option:
     """``option`` with the reviewer's ``response`` to its double kept for the next board."""
     def answer(state: State) -> State:
         return replace(state, answer=response) if state.pending is not None else state
@@ -71,24 +71,26 @@ def result_values(ev: BoardEvidence, cell: str, cube: int,
     return out
 
 
-def _resign_values(ev: BoardEvidence, cell: str, state: State,
-                   winner: Side) -> list[tuple[int, float, tuple[Flag, ...]]]:
+def resign_values(ev: BoardEvidence, cell: str, state: State,
+                  winner: Side) -> list[tuple[int, float, tuple[Flag, ...]]]:
     """:func:`result_values` of a resignation at ``state``'s cube, won by ``winner``."""
     return result_values(ev, cell, state.cube.value, legal_results(state.cube.value, state.match.needs(winner)))
 
 
-def _game_over(state: State, winner: Side, points: int) -> Callable[[], State]:
+def game_over(state: State, winner: Side, points: int) -> Callable[[], State]:
+    """The state after ``winner`` takes ``points``, built only when asked (most options die unbuilt)."""
     return lambda: state.after_game(winner, points)
 
 
-def _view(state: State, side: Side) -> Position:
+def seen_by(state: State, side: Side) -> Position:
     """``state``'s position seen by ``side``."""
     if state.on_roll is None or state.on_roll is side:
         return state.pos
     return state.pos.swap()
 
 
-def _fits(option: _Option, forced: Forced) -> bool:
+def fits_forced(option: Option, forced: Forced) -> bool:
+    """Whether ``option`` records what the reviewer's correction ``forced`` imposes on its board."""
     kinds = [e for e in option.events if e.kind not in ("skip", "end")]
     if forced.blank:
         return option.summary == ("blank",)
@@ -124,7 +126,7 @@ def _fits(option: _Option, forced: Forced) -> bool:
     if forced.response is not None:
         answered = [e.kind for e in option.events if e.kind in ("take", "drop")]
         # An answer on this board is to the double before it; the answer to this board's own double
-        # shows on the next board, where the state carries it (_answered).
+        # shows on the next board, where the state carries it (with_answer).
         if answered and answered[-1] != forced.response:
             return False
     if forced.points is not None or forced.resign:

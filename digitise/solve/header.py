@@ -20,7 +20,7 @@ PLAYERS_ONE = Reason.PLAYER_UNKNOWN.text
 NOT_ON_ROSTER = Reason.NOT_ON_ROSTER.text
 
 
-def _header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
+def read_header(readings: Readings, roster: Sequence[str] = ()) -> dict[str, Any]:
     """Match length and player names, when the page headers give them (with the length, how surely:
     ``length_support``, its summed confidence, ``length_share``, its share of all lengths read, and
     ``lengths``, every length read, most voted first).

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.explain import _search
+from digitise.solve.explain import best_explanation
 from digitise.solve.nodes import Cache, Forced, Node
 from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
@@ -35,18 +35,18 @@ LENGTH_OVERRUN = Reason.LENGTH_OVERRUN.text
 OVERRUN_TRIED = 3
 
 
-def _after_the_end(node: Node) -> bool:
+def after_the_end(node: Node) -> bool:
     """Whether ``node`` reads its board after the match was won."""
     return node.parent is not None and node.parent.state.match.is_over
 
 
-def _overrun(path: Sequence[Node]) -> int:
+def boards_after_the_end(path: Sequence[Node]) -> int:
     """How many boards with writing ``path`` reads after its match was won."""
-    return sum(1 for node in path if node.board is not None and _after_the_end(node) and node.summary != ("blank",))
+    return sum(1 for node in path if node.board is not None and after_the_end(node) and node.summary != ("blank",))
 
 
-def _length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], prior: PlayPrior, cache: Cache,
-                   score: float, length: int, read: Sequence[int]) -> int | None:
+def length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], prior: PlayPrior, cache: Cache,
+                  score: float, length: int, read: Sequence[int]) -> int | None:
     """The match length the games recorded fit when they outrun ``length``, or ``None`` when none fits better.
 
     The boards are explained once with no match end (unlimited); the score
@@ -57,7 +57,7 @@ def _length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], pri
     must explain the boards better than ``score`` by a board set aside
     (:data:`LENGTH_EVIDENCE`).
     """
-    path = best_path(_search(evidence, 0, forced, prior, cache=cache))
+    path = best_path(best_explanation(evidence, 0, forced, prior, cache=cache))
     if not path:
         return None
     scores = [(0, 0)]
@@ -78,7 +78,7 @@ def _length_played(evidence: list[BoardEvidence], forced: dict[int, Forced], pri
                      key=lambda n: (n not in read, n % 2 == 0, n))[:OVERRUN_TRIED]
     best: tuple[float, int] | None = None
     for other in lengths:
-        trial = _search(evidence, other, forced, prior, cache=cache).score
+        trial = best_explanation(evidence, other, forced, prior, cache=cache).score
         if trial > score + LENGTH_EVIDENCE and (best is None or trial > best[0]):
             best = (trial, other)
     return None if best is None else best[1]

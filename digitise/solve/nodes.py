@@ -129,7 +129,7 @@ class Node:
         self.parts: dict[Summary, tuple[float, float, float]] = {}
 
 
-def _settle(parent: Node, summary: Summary, score: float) -> None:
+def record_end(parent: Node, summary: Summary, score: float) -> None:
     """Record that an explanation through ``parent`` then ``summary`` ends at ``score``."""
     node = parent
     if score > node.kids.get(summary, -math.inf):
@@ -144,8 +144,8 @@ def _settle(parent: Node, summary: Summary, score: float) -> None:
         node = up
 
 
-def _first_heard(ends: Iterable[tuple[Node, Summary]]) -> list[tuple[Node, dict[Summary, None]]]:
-    """Each node's decisions in the order :func:`_settle`, called on ``ends`` in turn, first records them.
+def first_recorded(ends: Iterable[tuple[Node, Summary]]) -> list[tuple[Node, dict[Summary, None]]]:
+    """Each node's decisions in the order :func:`record_end`, called on ``ends`` in turn, first records them.
 
     A node's first end reaches every ancestor not yet reached, and a later one
     only raises what is recorded; so one climb per node finds the order.
@@ -192,7 +192,9 @@ class Forced:
 
 
 @dataclass(slots=True)
-class _Option:
+class Option:
+    """One way to explain a board: what it records, how well the marks fit it, and the state after."""
+
     summary: Summary
     local: float
     events: tuple[Event, ...]

@@ -106,7 +106,7 @@ def _pile_names(readings: Readings, left: int, right: int) -> str:
     return f"pages {left} and {right} of the pile" + (f" ({files})" if files else "")
 
 
-def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], frozenset[int], list[Flag],
+def page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], frozenset[int], list[Flag],
                                                 dict[int, Flag]]:
     """What the written page numbers say of the pile: its gaps, its own pages, notes, and the places (in the
     pile, from 1) whose first turn is flagged, with the reason.
@@ -160,21 +160,22 @@ def _page_sequence(readings: Readings) -> tuple[dict[int, tuple[int, int]], froz
             shown = "(" + ", ".join("?" if n is None or how < ORDER_SURE else str(n) for n, how in read) + ")"
             marks.setdefault(at, Reason.PAGE_OUT_OF_ORDER.flag(numbers=shown, number=number))
             if not any(note.reason is Reason.PAGES_DISORDER for note in notes):
-                notes.append(Reason.PAGES_OUT_OF_ORDER.flag(numbers=shown[1:-1], number=number, where=_pile_page(readings, at)))
+                notes.append(Reason.PAGES_OUT_OF_ORDER.flag(numbers=shown[1:-1], number=number,
+                                                             where=pile_page_name(readings, at)))
     for at, (before, after) in sorted(extra_pages(readings).items()):
         marks.setdefault(at, Reason.PAGE_EXTRA.flag(before=before, after=after))
-        notes.append(Reason.PAGES_EXTRA.flag(where=_pile_page(readings, at), before=before, after=after))
+        notes.append(Reason.PAGES_EXTRA.flag(where=pile_page_name(readings, at), before=before, after=after))
     return gaps, frozenset(own), notes, marks
 
 
-def _pile_page(readings: Readings, at: int) -> str:
+def pile_page_name(readings: Readings, at: int) -> str:
     """A page (its place in the pile, from 1) as messages name it."""
     source = readings.pages[at - 1].source
     return f"page {at} of the pile" + (f" ({Path(source).name})" if source else "")
 
 
 @dataclass(frozen=True, slots=True)
-class _GapMarks:
+class GapMarks:
     """Where the pile's page numbers show a page missing or out of place, for flagging the first turn there."""
 
     #: The place in the pile (from 1) whose first turn is flagged, with the reason.

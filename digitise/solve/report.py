@@ -15,9 +15,9 @@ from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import Roll
 from digitise.solve.alternatives import weighed_alternatives
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.length import _after_the_end
+from digitise.solve.length import after_the_end
 from digitise.solve.nodes import Event, Node
-from digitise.solve.page_order import _GapMarks
+from digitise.solve.page_order import GapMarks
 from digitise.solve.paths import best_line, confidence, decisions, leads_to, misread_doubt, rivals
 from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report_types import (
@@ -96,9 +96,10 @@ def _side_name(side: object) -> str | None:
     return side.value if isinstance(side, Side) else None
 
 
-def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[BoardEvidence], length: int,
-           players: tuple[str, str], review_below: float,
-           gaps: _GapMarks | None = None) -> SolveResult:
+def build_result(path: list[Node], places: list[tuple[int, int]], evidence: list[BoardEvidence], length: int,
+                 players: tuple[str, str], review_below: float,
+                 gaps: GapMarks | None = None) -> SolveResult:
+    """The solve's result for the best explanation ``path``: its games, turns, boards set aside and flags."""
     games: list[GameRecord] = []
     report_games: list[Game] = []
     skipped: list[Skipped] = []
@@ -128,7 +129,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
             if ev is not None and node.fit < POOR_FIT and not reasons:
                 # Set aside (a names board, a blank) though the reader saw marks there: a short or
                 # broken record can read better so than as turns of a game that never ends.
-                if _after_the_end(node):
+                if after_the_end(node):
                     # Not a names board: the match was over, so no turn could be read there at all.
                     reasons.append(AFTER_THE_END)
                 else:
@@ -184,7 +185,7 @@ def _build(path: list[Node], places: list[tuple[int, int]], evidence: list[Board
                 () if GAME_DOES_NOT_END in last.reasons else (GAME_DOES_NOT_END,)))
         report_games.append(Game(len(games), tuple(turns), None, None))
     match = MatchRecord(length, players, tuple(games))
-    report = Report(tuple(report_games), tuple(skipped), _summary(report_games, skipped, len(evidence)))
+    report = Report(tuple(report_games), tuple(skipped), summarise(report_games, skipped, len(evidence)))
     return SolveResult(match, report)
 
 
@@ -403,7 +404,8 @@ def skipped_board(place: tuple[int, int], reasons: list[Flag]) -> Skipped:
     return Skipped(place[0], place[1], True, tuple(reasons))
 
 
-def _summary(games: Sequence[Game], skipped: Sequence[Skipped], boards: int) -> Summary:
+def summarise(games: Sequence[Game], skipped: Sequence[Skipped], boards: int) -> Summary:
+    """The report's counts: boards, games, turns, flagged and set aside, and the mean confidence."""
     turns = [t for g in games for t in g.turns]
     set_aside = sum(1 for s in skipped if s.flagged)
     return Summary(

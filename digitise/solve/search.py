@@ -24,27 +24,27 @@ from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import result_cell
 from digitise.solve.evidence import EDIT, BoardEvidence
 from digitise.solve.fitting import (
-    _answered,
-    _fits,
-    _game_over,
-    _resign_values,
-    _view,
+    fits_forced,
+    game_over,
     legal_results,
     nearest_play,
     physical_play,
+    resign_values,
     result_values,
+    seen_by,
+    with_answer,
 )
 from digitise.solve.nodes import (
     Cache,
     Event,
     Forced,
     Node,
+    Option,
     PlayKey,
     State,
     Summary,
-    _first_heard,
-    _Option,
-    _settle,
+    first_recorded,
+    record_end,
 )
 from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
@@ -179,7 +179,7 @@ class Searcher:
             ev = self.evidence[b]
             snapshots[b] = (list(beam), len(deaths), len(merges))
             self._board = b
-            options: list[tuple[float, Node, _Option]] = []
+            options: list[tuple[float, Node, Option]] = []
             top = -math.inf
             for rank, node in enumerate(beam):  # best first, so weak hypotheses can skip costly repairs
                 floor = top - self.margin - node.score
@@ -310,17 +310,17 @@ class Searcher:
             ends.append((final.score, final.parent, final.summary))
         ends += [(score + total - chosen.get(board, score), parent, summary) for parent, summary, score, board in deaths]
         # The order each node's decisions are first heard of, in list order: it breaks the report's ties.
-        heard = _first_heard([(parent, summary) for _, parent, summary in ends])
+        heard = first_recorded([(parent, summary) for _, parent, summary in ends])
         # Best first: a node is worth the best end below it in any order, and so each end climbs only as far
         # as a node not yet worth as much (a late end above the best otherwise climbs to the root, each time).
         ends.sort(key=lambda end: -end[0])
         for score, parent, summary in ends:
-            _settle(parent, summary, score)
+            record_end(parent, summary, score)
         for node, summaries in heard:
             node.kids = {summary: node.kids[summary] for summary in summaries}
         for parent, summary, score, survivor in reversed(merges):
             if survivor.best > -math.inf:
-                _settle(parent, summary, score + (survivor.best - survivor.score))
+                record_end(parent, summary, score + (survivor.best - survivor.score))
 
     def finish(self, state: State) -> tuple[tuple[Event, ...], float, tuple[Flag, ...]]:
         """What the end of the readings implies: a double never answered was dropped."""
@@ -336,7 +336,7 @@ class Searcher:
     # -- explanations of one board ------------------------------------------------
 
     def explain(self, state: State, ev: BoardEvidence, forced: Forced | None,
-                floor: float = -math.inf, thorough: bool = True) -> list[_Option]:
+                floor: float = -math.inf, thorough: bool = True) -> list[Option]:
         """Every way ``ev`` can follow ``state``, with its board score.
 
         Repairs that cannot score above ``floor`` (rolls a digit away from the
@@ -344,14 +344,14 @@ class Searcher:
         """
         if forced is not None:
             floor = -math.inf
-        options: list[_Option] = []
+        options: list[Option] = []
         # A blank (or unreadable) board changes nothing; inside a game it is a recorder's slip.
         in_game = state.on_roll is not None
         blank_local = ev.score({}) + (BLANK_IN_GAME if in_game else 0.0)
-        options.append(_Option(("blank",), blank_local, (Event("blank"),), state,
+        options.append(Option(("blank",), blank_local, (Event("blank"),), state,
                                 (Reason.BLANK_IN_GAME.flag(),) if in_game else ()))
         if not in_game and state.pending is None:
-            options.append(_Option(("letters",), ev.letters_score, (Event("letters"),), state, ()))
+            options.append(Option(("letters",), ev.letters_score, (Event("letters"),), state, ()))
         self.doubled = False
         for pre_events, pre, pre_name in self._answers(state):
             self._explain_turn(pre, pre_events, pre_name, ev, options, floor, thorough)
@@ -377,8 +377,8 @@ class Searcher:
                 self._missing_turn(state, ev, options, floor)
                 if FOREIGN >= floor:
                     # A board from another match (a stray page): it records nothing of this game.
-                    options.append(_Option(("foreign",), FOREIGN, (Event("blank"),), state,
-                                           (Reason.NOT_THIS_GAME.flag(),)))
+                    options.append(Option(("foreign",), FOREIGN, (Event("blank"),), state,
+                                          (Reason.NOT_THIS_GAME.flag(),)))
         if state.match.is_over:
             # Boards after the match was won: a misread result ended it too early, or they
             # belong to another match.
@@ -390,7 +390,7 @@ class Searcher:
             options = self._apply_forced(options, forced)
         return options
 
-    def _missing_turn(self, state: State, ev: BoardEvidence, options: list[_Option], floor: float) -> None:
+    def _missing_turn(self, state: State, ev: BoardEvidence, options: list[Option], floor: float) -> None:
         """Nothing explains the board as the turn of the player on roll: perhaps that turn's board is missing.
 
         The missing move itself cannot be known; the position is kept as it was
@@ -408,7 +408,7 @@ class Searcher:
             option.local += MISSING
             option.tags = option.tags + (Reason.BOARD_MISSING.flag(),)
 
-    def _restart(self, state: State, ev: BoardEvidence, options: list[_Option], floor: float) -> None:
+    def _restart(self, state: State, ev: BoardEvidence, options: list[Option], floor: float) -> None:
         """Nothing in this game explains the board: perhaps the game ended unrecorded and a new one begins.
 
         It happens when an early misread left this game in the wrong position
@@ -485,7 +485,7 @@ class Searcher:
         return found
 
     def _explain_turn(self, state: State, pre: tuple[Event, ...], pre_name: str, ev: BoardEvidence,
-                      options: list[_Option], floor: float, thorough: bool) -> None:
+                      options: list[Option], floor: float, thorough: bool) -> None:
         sides = (state.on_roll,) if state.on_roll is not None else (Side.BOTTOM, Side.TOP)
         results = [(cell, ev.numbers(cell)[:3]) for cell in ("Wres", "Bres") if cell in ev.listed]
         # A game's opening roll is never a doublet (each player throws one die).
@@ -580,20 +580,20 @@ class Searcher:
         for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
             unplayed = state.on_roll is None
-            for points, prior, why in _resign_values(ev, cell, state, winner):
+            for points, prior, why in resign_values(ev, cell, state, winner):
                 local = ev.score({cell: number_digits(points)}) + prior + (UNPLAYED_GAME if unplayed else 0.0)
                 if unplayed:
                     why = (*why, Reason.CONCEDED_UNPLAYED.flag())
-                events = pre + (Event("resign", winner.opponent, before=_view(state, winner.opponent), value=points),
+                events = pre + (Event("resign", winner.opponent, before=seen_by(state, winner.opponent), value=points),
                                 Event("end", winner, value=points))
-                options.append(_Option((pre_name, "resign", winner, points), local, events,
-                                       state.after_game(winner, points), why,
-                                       writing=prior + (UNPLAYED_GAME if unplayed else 0.0)))
+                options.append(Option((pre_name, "resign", winner, points), local, events,
+                                      state.after_game(winner, points), why,
+                                      writing=prior + (UNPLAYED_GAME if unplayed else 0.0)))
 
     def _add_move(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, roll: Roll,
                   play: Play | None, cells: dict[str, tuple[int, ...]], local: float, illegal: bool,
                   ev: BoardEvidence, results: Sequence[tuple[str, list[tuple[int, float]]]],
-                  options: list[_Option], why: tuple[Flag, ...] = ()) -> float:
+                  options: list[Option], why: tuple[Flag, ...] = ()) -> float:
         """Add the move (and a resignation after it, if a result square is read); the best score.
 
         ``play`` must be legal (``None`` only when the roll cannot be played):
@@ -612,16 +612,16 @@ class Searcher:
             value = game_value(after) or 1
             points = int(value) * state.cube.value
             events = pre + (move, Event("end", side, value=points))
-            options.append(_Option(summary, local, events, lambda: state.after_game(side, points), tags, play_prior,
-                                   writing))
+            options.append(Option(summary, local, events, lambda: state.after_game(side, points), tags, play_prior,
+                                  writing))
             return local
         best = local
-        options.append(_Option(summary, local, pre + (move,),
-                               lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags, play_prior,
-                               writing))
+        options.append(Option(summary, local, pre + (move,),
+                              lambda: replace(state, pos=after.swap(), on_roll=side.opponent), tags, play_prior,
+                              writing))
         for cell, _ in results:
             winner = Side.BOTTOM if cell == "Wres" else Side.TOP
-            for points, prior, wrong in _resign_values(ev, cell, state, winner):
+            for points, prior, wrong in resign_values(ev, cell, state, winner):
                 with_result = dict(cells)
                 with_result[cell] = number_digits(points)
                 resign_before = after if winner.opponent is side else after.swap()
@@ -629,19 +629,19 @@ class Searcher:
                                 Event("end", winner, value=points))
                 score = ev.score(with_result) + doublet + prior
                 best = max(best, score)
-                options.append(_Option(summary + ("resign", winner, points), score, events,
-                                       _game_over(state, winner, points), tags + wrong, play_prior,
-                                       doublet + ev.writing_prior(with_result) + prior))
+                options.append(Option(summary + ("resign", winner, points), score, events,
+                                      game_over(state, winner, points), tags + wrong, play_prior,
+                                      doublet + ev.writing_prior(with_result) + prior))
         return best
 
     def _double(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
-                options: list[_Option]) -> None:
+                options: list[Option]) -> None:
         """The board as a double by ``side`` (who may double: the caller checks), answered or not."""
         value = state.cube.value * 2
         double = Event("double", side, before=state.pos, value=value)
         local = ev.score({}, arrow=True)
-        options.append(_Option((pre_name, "double", side), local, pre + (double,),
-                               replace(state, pending=side), ()))
+        options.append(Option((pre_name, "double", side), local, pre + (double,),
+                              replace(state, pending=side), ()))
         taker_view = state.pos.swap()
         # The doubler taken and then resigning: the taker's result square on the arrow board.
         other = result_cell(side.opponent)
@@ -652,8 +652,8 @@ class Searcher:
                 events = pre + (double, Event("take", side.opponent, before=taker_view),
                                 Event("resign", side, before=state.pos, value=points),
                                 Event("end", side.opponent, value=points))
-                options.append(_Option((pre_name, "double", side, "take", "resign", side.opponent, points), score,
-                                       events, state.after_game(side.opponent, points), why))
+                options.append(Option((pre_name, "double", side, "take", "resign", side.opponent, points), score,
+                                      events, state.after_game(side.opponent, points), why))
         cell = result_cell(side)
         if cell not in ev.listed:
             return
@@ -669,10 +669,10 @@ class Searcher:
                                 Event("resign", side.opponent, before=taker_view, value=points),
                                 Event("end", side, value=points))
                 summary = (pre_name, "double", side, "take", "resign", side, points)
-            options.append(_Option(summary, score, events, state.after_game(side, points), why))
+            options.append(Option(summary, score, events, state.after_game(side, points), why))
 
     def _illegal_moves(self, state: State, pre: tuple[Event, ...], pre_name: str, side: Side, ev: BoardEvidence,
-                       options: list[_Option]) -> None:
+                       options: list[Option]) -> None:
         """What was physically played when no legal play fits: each mark d on p came from p + d."""
         cells = {name: ev.top(name) for name in ev.listed if name not in ("Wres", "Bres")}
         cells = {k: v for k, v in cells.items() if v}
@@ -694,11 +694,11 @@ class Searcher:
                else Reason.ILLEGAL_MOVE_UNPLAYABLE.flag(roll=roll, shown=play),)
         self._add_move(state, pre, pre_name, side, roll, chosen, cells, local, True, ev, [], options, why)
 
-    def _apply_forced(self, options: list[_Option], forced: Forced) -> list[_Option]:
-        fitting = [replace(o, local=0.0, prior=0.0) for o in options if _fits(o, forced)]
+    def _apply_forced(self, options: list[Option], forced: Forced) -> list[Option]:
+        fitting = [replace(o, local=0.0, prior=0.0) for o in options if fits_forced(o, forced)]
         if fitting and forced.response is not None:
             # The double's answer shows on the board after it: it is carried there in the state.
-            fitting = [_answered(o, forced.response) for o in fitting]
+            fitting = [with_answer(o, forced.response) for o in fitting]
         if fitting:
             return fitting
         return [replace(o, local=o.local - 30.0, tags=o.tags + (MISFIT_REASON,)) for o in options]

@@ -10,30 +10,30 @@ from digitise.game.record import MatchRecord
 from digitise.notation.readings import Readings
 from digitise.solve.correction_text import parse_correction
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.explain import _search
-from digitise.solve.header import DEFAULT_PLAYERS, _header
+from digitise.solve.explain import best_explanation
+from digitise.solve.header import DEFAULT_PLAYERS, read_header
 from digitise.solve.length import (
     LENGTH_AGREED,
     LENGTH_EVIDENCE,
     LENGTH_SURE,
     LENGTHS_WEIGHED,
-    _length_played,
-    _overrun,
+    boards_after_the_end,
+    length_played,
 )
 from digitise.solve.nodes import Cache, Forced
 from digitise.solve.page_order import (
-    _GapMarks,
-    _page_sequence,
-    _pile_page,
+    GapMarks,
     extra_pages,
+    page_sequence,
+    pile_page_name,
 )
 from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior, default_prior
 from digitise.solve.reasons import Flag, Reason
-from digitise.solve.report import _build, _summary, skipped_board
+from digitise.solve.report import build_result, skipped_board, summarise
 from digitise.solve.report_types import Report
 from digitise.solve.result import SolveResult
-from digitise.solve.strangers import _leave_out_strangers
+from digitise.solve.strangers import leave_out_strangers
 
 #: Turns less sure than this are flagged for review.
 REVIEW_BELOW = 0.98
@@ -81,9 +81,9 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
             places.append((number, board.index))
             evidence.append(BoardEvidence(board))
             sheets.append(page_number)
-    header = _header(readings, roster)
+    header = read_header(readings, roster)
     notes: list[Flag] = []
-    _, protected, gap_notes, pile_marks = _page_sequence(readings)
+    _, protected, gap_notes, pile_marks = page_sequence(readings)
     notes += gap_notes
     #: Other lengths to weigh against the games recorded: only what the headers read, and only when unsure.
     others: list[int] = []
@@ -117,32 +117,32 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
                 forced[i] = spec
     if not evidence:
         match = MatchRecord(length, players, ())
-        return _noted(SolveResult(match, Report((), (), _summary([], [], 0))), notes)
+        return _noted(SolveResult(match, Report((), (), summarise([], [], 0))), notes)
     prior = prior if prior is not None else default_prior()
     cache = Cache()
-    final = _search(evidence, length, forced, prior, cache=cache)
+    final = best_explanation(evidence, length, forced, prior, cache=cache)
     voted = length
     for other in others:
         # A length misread ends the match early (every later board set aside) or makes a game the
         # Crawford game: the games recorded say which length they were played to. Only a better
         # explanation of the boards overrules the headers' vote.
-        trial = _search(evidence, other, forced, prior, cache=cache)
+        trial = best_explanation(evidence, other, forced, prior, cache=cache)
         if trial.score > final.score + LENGTH_EVIDENCE:
             final, length = trial, other
     if length != voted:
         assert unsure is not None
         notes[notes.index(unsure)] = Reason.LENGTH_FROM_GAMES.flag(voted=voted, length=length)
-    overrun = _overrun(best_path(final))
+    overrun = boards_after_the_end(best_path(final))
     if overrun and length > 0:
-        fits = _length_played(evidence, forced, prior, cache, final.score, length, header.get("lengths", []))
+        fits = length_played(evidence, forced, prior, cache, final.score, length, header.get("lengths", []))
         if fits is not None:
             # Not written as that length: the boards after the end may as well be another match's pages put
             # after this one's, which a longer match would take in silently. They stay set aside and flagged.
             notes.append(Reason.LENGTH_OVERRUN.flag(length=length, boards=overrun, fits=fits,
                                                     source=" as given" if given else " as read from the page headers"))
-    final, kept = _leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
-    result = _build(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
-                    review_below, _GapMarks(pile_marks, [sheets[i] for i in kept],
+    final, kept = leave_out_strangers(final, evidence, sheets, forced, length, prior, cache, protected)
+    result = build_result(best_path(final), [places[i] for i in kept], [evidence[i] for i in kept], length, players,
+                          review_below, GapMarks(pile_marks, [sheets[i] for i in kept],
                                             frozenset((int(key[0]), int(key[1])) for key in (corrections or {}))))
     report = result.solved
     if len(kept) < len(evidence):
@@ -151,10 +151,10 @@ def _solve(readings: Readings, players: tuple[str, str] | None, length: int | No
             [*report.skipped,
              *(skipped_board(places[i], [Reason.PAGE_LEFT_OUT.flag()]) for i in sorted(left_out) if evidence[i].listed)],
             key=lambda s: (s.page, s.board))
-        report = replace(report, skipped=tuple(skipped), summary=_summary(report.games, skipped, len(evidence)))
+        report = replace(report, skipped=tuple(skipped), summary=summarise(report.games, skipped, len(evidence)))
         extra = extra_pages(readings)
         for sheet in sorted({sheets[i] for i in left_out}):
-            where = _pile_page(readings, sheet)
+            where = pile_page_name(readings, sheet)
             if sheet in extra:
                 # Its page numbers' note said its first turn is flagged: it has no turn now.
                 before, after = extra[sheet]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from digitise.solve.evidence import BoardEvidence
-from digitise.solve.explain import _search
+from digitise.solve.explain import best_explanation
 from digitise.solve.nodes import Cache, Forced, Node
 from digitise.solve.paths import best_path
 from digitise.solve.prior import PlayPrior
@@ -21,16 +21,16 @@ STRANGER_TRIES = 2
 STRANGER_WINDOW = 24
 
 
-def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: list[int], forced: dict[int, Forced],
-                         length: int, prior: PlayPrior, cache: Cache,
-                         protected: frozenset[int] = frozenset()) -> tuple[Node, list[int]]:
+def leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: list[int], forced: dict[int, Forced],
+                        length: int, prior: PlayPrior, cache: Cache,
+                        protected: frozenset[int] = frozenset()) -> tuple[Node, list[int]]:
     """The best explanation and the boards it reads, once pages of another match are left out.
 
     A page of another match slipped into the pile leaves every later board of
     its game explained from the wrong position: the sheet where the trouble
     starts is tried without, at most :data:`STRANGER_TRIES` sheets. The
     ``protected`` sheets (numbered in step with the pile, see
-    :func:`_page_sequence`) are this match's own and never tried: the page
+    :func:`page_sequence`) are this match's own and never tried: the page
     after a missing one reads as badly as a stranger.
     """
     kept = list(range(len(evidence)))
@@ -51,7 +51,7 @@ def _leave_out_strangers(final: Node, evidence: list[BoardEvidence], sheets: lis
         # costs a fraction of searching the match again: most suspects are real pages badly read.
         if not _better_without(kept, others, path, evidence, forced, length, prior, cost, cache):
             continue
-        trial = _search([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
+        trial = best_explanation([evidence[i] for i in others], length, _reindexed(forced, others), prior, cache=cache)
         if trial.score + cost > final.score:
             final, kept = trial, others
     return final, kept
@@ -82,8 +82,8 @@ def _better_without(kept: list[int], others: list[int], path: list[Node], eviden
     rest = [i for i in stretch if i in remaining]
     if not rest:
         return with_page < cost
-    without = _search([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache,
-                      bound=with_page - cost)
+    without = best_explanation([evidence[i] for i in rest], length, _reindexed(forced, rest), prior, start, cache,
+                               bound=with_page - cost)
     return without.score + cost > with_page
 
 

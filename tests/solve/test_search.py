@@ -17,7 +17,7 @@ from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import Readings, paginate
 from digitise.solve import report_to_json, solve
 from digitise.solve import search as search_module
-from digitise.solve.nodes import Node, State, Summary, _first_heard, _settle
+from digitise.solve.nodes import Node, State, Summary, first_recorded, record_end
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -56,13 +56,13 @@ def _settle_all_in_order(best_final: Node, finals: list[Node], deaths: list[tupl
     for final in finals:
         final.best = final.score
         assert final.parent is not None
-        _settle(final.parent, final.summary, final.score)
+        record_end(final.parent, final.summary, final.score)
     total = best_final.score
     for parent, summary, score, board in deaths:
-        _settle(parent, summary, score + total - chosen.get(board, score))
+        record_end(parent, summary, score + total - chosen.get(board, score))
     for parent, summary, score, survivor in reversed(merges):
         if survivor.best > -math.inf:
-            _settle(parent, summary, score + (survivor.best - survivor.score))
+            record_end(parent, summary, score + (survivor.best - survivor.score))
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -98,11 +98,11 @@ def test_settling_best_first_records_what_settling_in_turn_records(shape: list[i
     def settled(best_first: bool) -> list[tuple[float, list[tuple[Summary, float]]]]:
         nodes = _tree(shape)
         made = [(float(score), nodes[at % len(nodes)], ("end", which)) for at, which, score in ends]
-        heard = _first_heard([(parent, summary) for _, parent, summary in made])
+        heard = first_recorded([(parent, summary) for _, parent, summary in made])
         if best_first:
             made.sort(key=lambda end: -end[0])
         for score, parent, summary in made:
-            _settle(parent, summary, score)
+            record_end(parent, summary, score)
         if best_first:
             for node, summaries in heard:
                 node.kids = {summary: node.kids[summary] for summary in summaries}

@@ -1021,38 +1021,40 @@ def test_a_forced_plays_hit_marks_tell_apart_plays_that_end_alike() -> None:
     """The solver honours 6/5* 5/3 only with the play that hits on 5; without a * either fits."""
     from digitise.game.rules import Roll, legal_plays
     from digitise.solve import parse_correction
-    from digitise.solve.fitting import _fits
-    from digitise.solve.nodes import Event, _Option
+    from digitise.solve.fitting import fits_forced
+    from digitise.solve.nodes import Event, Option
     from tests.game.boards import position
 
     before = position({6: 5, 8: 3, 13: 5, 24: 2}, {20: 1, 21: 1, 6: 5, 8: 3, 13: 3, 24: 2})
     plays = {str(p): p for p in legal_plays(before, Roll(2, 1))}
 
-    def option(play: str) -> _Option:
+    def option(play: str) -> Option:
         event = Event("move", Side.BOTTOM, Roll(2, 1), plays[play], before)
-        return _Option(("move",), 0.0, (event,), None, ())  # type: ignore[arg-type]
+        return Option(("move",), 0.0, (event,), None, ())  # type: ignore[arg-type]
 
     hit_five, hit_four = option("6/5* 5/3"), option("6/4* 4/3")
-    assert _fits(hit_five, parse_correction("21: 6/5* 5/3")) and not _fits(hit_four, parse_correction("21: 6/5* 5/3"))
-    assert _fits(hit_four, parse_correction("21: 6/4* 4/3")) and not _fits(hit_five, parse_correction("21: 6/4* 4/3"))
-    assert _fits(hit_five, parse_correction("21: 6/3")) and _fits(hit_four, parse_correction("21: 6/3"))
+    assert fits_forced(hit_five, parse_correction("21: 6/5* 5/3"))
+    assert not fits_forced(hit_four, parse_correction("21: 6/5* 5/3"))
+    assert fits_forced(hit_four, parse_correction("21: 6/4* 4/3"))
+    assert not fits_forced(hit_five, parse_correction("21: 6/4* 4/3"))
+    assert fits_forced(hit_five, parse_correction("21: 6/3")) and fits_forced(hit_four, parse_correction("21: 6/3"))
 
 
 def test_a_stack_undercounted_in_an_off_square_costs_less_than_a_digit_missed() -> None:
     """Four 4s borne off are crammed into one square: "44" read there is a lesser misreading of "4444"."""
     import math
 
-    from digitise.solve.evidence import EDIT, REPEAT_DROP, _edit_cost
+    from digitise.solve.evidence import EDIT, REPEAT_DROP, edit_cost
 
     assert REPEAT_DROP > EDIT
-    assert _edit_cost("Woff", (4, 4, 4, 4), (4, 4)) == 2 * REPEAT_DROP
-    assert _edit_cost("Boff", (6, 5), (6,)) == EDIT  # a different digit missed: a full edit
-    assert _edit_cost("Boff", (6, 6, 5), (6,)) == REPEAT_DROP + EDIT
-    assert _edit_cost("Boff", (4, 4), (4, 1)) == EDIT  # a digit changed, not dropped
+    assert edit_cost("Woff", (4, 4, 4, 4), (4, 4)) == 2 * REPEAT_DROP
+    assert edit_cost("Boff", (6, 5), (6,)) == EDIT  # a different digit missed: a full edit
+    assert edit_cost("Boff", (6, 6, 5), (6,)) == REPEAT_DROP + EDIT
+    assert edit_cost("Boff", (4, 4), (4, 1)) == EDIT  # a digit changed, not dropped
     # Point squares and the centre keep one cost per digit (a cheap repeat there let a silent turn through).
-    assert _edit_cost("B1", (1, 1, 1), (1, 1)) == EDIT
-    assert _edit_cost("Wres", (1, 2), (2,)) == EDIT
-    assert math.isclose(_edit_cost("Woff", (4, 4), (4, 4)), 0.0)
+    assert edit_cost("B1", (1, 1, 1), (1, 1)) == EDIT
+    assert edit_cost("Wres", (1, 2), (2,)) == EDIT
+    assert math.isclose(edit_cost("Woff", (4, 4), (4, 4)), 0.0)
 
 
 def _turn_at(result: SolveResult, page: int, board: int) -> dict[str, Any]:
@@ -1393,15 +1395,15 @@ def test_a_page_of_another_match_in_a_short_pile_is_flagged_by_its_neighbours_nu
 def test_a_pile_out_of_order_is_not_a_missing_page() -> None:
     """1, 2, 5, 6, 3, 4, 7, 8: the numbers "missing" at the jump are further on, so the note says out of order,
     and no turn is flagged for a gap."""
-    from digitise.solve.page_order import _page_sequence
+    from digitise.solve.page_order import page_sequence
 
-    gaps, own, flags, _ = _page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
+    gaps, own, flags, _ = page_sequence(_numbered([1, 2, 5, 6, 3, 4, 7, 8]))
     notes = [flag.text for flag in flags]
     assert gaps == {} and [flag.code for flag in flags] == ["pages-disorder"] * 2
     assert len(notes) == 2 and all("out of order?" in n and "--order header" in n for n in notes)
     assert "pages 3, 4 come later in the pile" in notes[0]
     # Pages numbered in step with both neighbours, or with the one away from a gap, are the pile's own.
-    gaps, own, flags, _ = _page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
+    gaps, own, flags, _ = page_sequence(_numbered([1, 2, 3, 5, 6, 7]))
     assert gaps == {4: (3, 5)} and own == {2, 3, 4, 5}
     assert [flag.text for flag in flags] == [("pages: the page numbers written jump from 3 to 5 between pages 3 and 4 of the pile "
                       "(p3.png, p4.png): page 4 missing? The first turn after the gap is flagged, and the rest of "
@@ -1412,18 +1414,18 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
     """1, 2, 4, 3, 5: no jump that both sides confirm, so no gap; but every number is there once, read surely,
     out of order. The first turn of the page out of its place is flagged, the rest follows it, and no turn is
     wrong unflagged (the pages were read as the game going on, wrong, and nothing said)."""
-    from digitise.solve.page_order import _page_sequence
+    from digitise.solve.page_order import page_sequence
 
-    gaps, _, flags, marks = _page_sequence(_numbered([1, 2, 4, 3, 5]))
+    gaps, _, flags, marks = page_sequence(_numbered([1, 2, 4, 3, 5]))
     assert gaps == {} and list(marks) == [3] and marks[3].code == "page-out-of-order"
     assert [flag.text for flag in flags] == [("pages: the page numbers written (1, 2, 4, 3, 5) are each there once but out of order: the "
                       "first turn of page 3 of the pile (p3.png), numbered 4, is flagged, and the rest of the match "
                       "rests on it. Give the pages in order, or add --order header")]
-    assert _page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.3))[3] == {}  # numbers read unsurely show nothing
-    assert list(_page_sequence(_numbered([1, None, 4, 3, 5]))[3]) == [3]  # a number unread: the others tell
-    assert _page_sequence(_numbered([1, 2, None, 3, 5]))[3] == {}  # in order, one number unread: no word
-    assert _page_sequence(_numbered([1, 2, 2, 4, 3]))[3] == {}  # a number twice: a misread, not the order
-    assert list(_page_sequence(_numbered([2, 1, 3]))[3]) == [1]  # the first page out of place
+    assert page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.3))[3] == {}  # numbers read unsurely show nothing
+    assert list(page_sequence(_numbered([1, None, 4, 3, 5]))[3]) == [3]  # a number unread: the others tell
+    assert page_sequence(_numbered([1, 2, None, 3, 5]))[3] == {}  # in order, one number unread: no word
+    assert page_sequence(_numbered([1, 2, 2, 4, 3]))[3] == {}  # a number twice: a misread, not the order
+    assert list(page_sequence(_numbered([2, 1, 3]))[3]) == [1]  # the first page out of place
     if not MATCHES:
         pytest.skip("no real matches")
     match = read_mat(MATCHES[0]).match
@@ -1440,7 +1442,7 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
 def test_one_number_out_of_step_read_unsurely_is_a_misread_not_the_order() -> None:
     """Pages 1-6 with the first page's "1" read "7" at 0.71 (seed 9321): every other number is in step with its
     place, so a misread explains the pile as well as a page out of place does. Only a sure reading flags it."""
-    from digitise.solve.page_order import ORDER_ALONE_SURE, ORDER_SURE, _page_sequence
+    from digitise.solve.page_order import ORDER_ALONE_SURE, ORDER_SURE, page_sequence
 
     def pile(sure_first: float) -> Readings:
         numbers = [(7, sure_first), (2, 0.98), (3, 1.0), (4, 0.84), (5, 0.95), (6, 0.96)]
@@ -1448,11 +1450,11 @@ def test_one_number_out_of_step_read_unsurely_is_a_misread_not_the_order() -> No
                               for k, (n, c) in enumerate(numbers, 1)))
 
     assert ORDER_SURE < 0.71 < ORDER_ALONE_SURE
-    assert _page_sequence(pile(0.71))[3] == {} and _page_sequence(pile(0.71))[2] == []
-    assert list(_page_sequence(pile(0.95))[3]) == [1]  # read surely: page 7 put on top of the pile
+    assert page_sequence(pile(0.71))[3] == {} and page_sequence(pile(0.71))[2] == []
+    assert list(page_sequence(pile(0.95))[3]) == [1]  # read surely: page 7 put on top of the pile
     # Two pages swapped are no single misread: flagged at the order's own bar.
-    assert list(_page_sequence(_numbered([2, 1, 3], sure=0.7))[3]) == [1]
-    assert list(_page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.7))[3]) == [3]
+    assert list(page_sequence(_numbered([2, 1, 3], sure=0.7))[3]) == [1]
+    assert list(page_sequence(_numbered([1, 2, 4, 3, 5], sure=0.7))[3]) == [3]
 
 
 def test_a_gap_is_placed_by_the_pages_place_in_the_pile_not_its_number() -> None:
