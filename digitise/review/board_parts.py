@@ -102,7 +102,8 @@ def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str
     return None
 
 
-def _cells_json(reading: Any) -> dict[str, list[dict[str, Any]]]:
+def cells_json(reading: Any) -> dict[str, list[dict[str, Any]]]:
+    """A board reading's digit candidates for each cell, as the review page's JSON gives them."""
     if reading is None:
         return {}
     return {
@@ -111,7 +112,8 @@ def _cells_json(reading: Any) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def _marks_json(reading: Any) -> dict[str, float]:
+def marks_json(reading: Any) -> dict[str, float]:
+    """A board reading's other marks (crossed out, arrow, letters), as the review page's JSON gives them."""
     if reading is None:
         return {}
     return {"crossed": reading.crossed, "arrow": reading.arrow, "letters": reading.letters}

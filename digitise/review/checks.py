@@ -11,7 +11,7 @@ from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.solve.corrections import pages_from_json
 
 
-def _looks_like_mat(path: Path) -> bool:
+def looks_like_mat(path: Path) -> bool:
     """Whether ``path`` is a match file (its first line says "N point match"): only such a file is replaced."""
     import re
 
@@ -43,7 +43,7 @@ def _check_choice(entry: dict[str, Any], where: str, weight: str, bad: Any) -> N
         raise bad(f"{where}.{weight}", "not a number from 0 to 1")
 
 
-def _check_report(doc: dict[str, Any], path: Path) -> None:
+def check_report(doc: dict[str, Any], path: Path) -> None:
     """Refuse, with the JSON path, a report whose parts the page relies on have the wrong shape."""
 
     def bad(where: str, what: str) -> InputError:

@@ -81,7 +81,7 @@ def cell_boxes(board: BoardGeometry, box: tuple[int, int, int, int]) -> dict[str
     return boxes
 
 
-def _cut(image: Any, box: tuple[int, int, int, int], margin: float) -> Any:
+def cut_out(image: Any, box: tuple[int, int, int, int], margin: float) -> Any:
     """``box`` of ``image`` with a small margin, clipped to the image; None when empty."""
     x, y, w, h = box
     dx, dy = int(w * margin), int(h * margin)
@@ -148,7 +148,7 @@ def save_learning_crops(
     except (PageError, DigitiseError, KeyError):
         log.warning("cannot fit the page %s: only the board picture is kept for learning", source.image)
     image = page.grey
-    board_crop = _cut(image, source.box, margin=0.0)
+    board_crop = cut_out(image, source.box, margin=0.0)
     if board_crop is not None:
         ok, encoded = cv2.imencode(".png", board_crop)
         if ok:

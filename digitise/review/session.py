@@ -30,8 +30,8 @@ from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
 from digitise.notation.template import Template, load_template
 from digitise.review.board_parts import (
     ACTION_PARTS,
-    _cells_json,
-    _marks_json,
+    cells_json,
+    marks_json,
     named_side,
     no_double_because,
     with_other_turns,
@@ -44,12 +44,12 @@ from digitise.review.changes import (
     report_changes,
     scan_header,
 )
-from digitise.review.checks import _check_report, _looks_like_mat
+from digitise.review.checks import check_report, looks_like_mat
 from digitise.review.pictures import (
     CROP_MARGIN,
     BoardSource,
-    _cut,
     cell_boxes,
+    cut_out,
     forget_learning_crops,
     load_page_image,
     save_learning_crops,
@@ -200,7 +200,7 @@ class ReviewSession:
         doc = load_json(path, "a digitise report")
         if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
             raise InputError('not a digitise report (no "games" list)', path, "$.games")
-        _check_report(doc, path)
+        check_report(doc, path)
         return doc
 
     def _find_readings(self, given: str | Path | None) -> Path | None:
@@ -327,8 +327,8 @@ class ReviewSession:
                         **turn,
                         "id": f"p{page}b{board}" + (f"n{n}" if n else ""),
                         "text": describe_turn(turn),
-                        "cells": _cells_json(reading),
-                        "marks": _marks_json(reading),
+                        "cells": cells_json(reading),
+                        "marks": marks_json(reading),
                         "corrected": correction is not None and n == 0,
                         "correction": correction if n == 0 else None,
                         "candidates": candidates,
@@ -451,7 +451,7 @@ class ReviewSession:
         image = self._page_pixels(source)
         if image is None:
             return None
-        crop = (_cut(image, source.box, margin=CROP_MARGIN) if lines is None or not overlay
+        crop = (cut_out(image, source.box, margin=CROP_MARGIN) if lines is None or not overlay
                 else draw_board_lines(image, source.box, CROP_MARGIN, lines))
         if crop is None:
             return None
@@ -585,7 +585,7 @@ class ReviewSession:
         target = self.mat_path()
         if target is None:
             raise CorrectionRefused("the report names no .mat file (made by an older digitise): use Export")
-        if target.exists() and not _looks_like_mat(target):
+        if target.exists() and not looks_like_mat(target):
             raise CorrectionRefused(f"{target} is not a .mat file: not replaced; use Export")
         write_atomic(target, str(format_mat(self.match, fill_gaps=True)), overwrite=True)
         return target
