@@ -10,16 +10,16 @@ from pathlib import Path
 
 from digitise.errors import DigitiseError, OutputError
 from digitise.fileio import make_folder, write_atomic
-from digitise.pipeline.executors import Executor, _executor, _stops_remembered, run_job
+from digitise.pipeline.executors import Executor, executor_for, remember_stop_signals, run_job
 from digitise.pipeline.jobs import (
     MATCH_FILE_SUFFIXES,
     Job,
     JobResult,
-    _converted_before,
-    _written_meanwhile,
+    converted_unheard,
     find_jobs,
+    skipped_as_converted,
 )
-from digitise.pipeline.locks import PAGES_LOCK_NAME, _batch_lock, _mutex_of, batch_page_memory
+from digitise.pipeline.locks import PAGES_LOCK_NAME, batch_lock, batch_page_memory, mutex_path
 from digitise.pipeline.options import ScanOptions
 from digitise.pipeline.steps import readings_beside
 from digitise.pipeline.summary import (
@@ -66,9 +66,9 @@ def batch(
     check_models()  # so is a broken install
     # Before any job: a folder that cannot take the outputs would fail every one of them.
     make_folder(output_dir)
-    chosen = _executor(scheduler, jobs, (input_dir, output_dir)) if executor is None else \
+    chosen = executor_for(scheduler, jobs, (input_dir, output_dir)) if executor is None else \
         contextlib.nullcontext(executor)
-    with chosen as running, _batch_lock(output_dir):
+    with chosen as running, batch_lock(output_dir):
         check_summaries(output_dir, options.overwrite)
         pages_lock = output_dir / PAGES_LOCK_NAME
         if options.page_memory is None:
@@ -77,7 +77,7 @@ def batch(
             return _batch_in(found, failed, left_out, input_dir, output_dir, options, start, running, progress,
                              page_progress, started, runner)
         finally:
-            for lock in (pages_lock, _mutex_of(pages_lock)):
+            for lock in (pages_lock, mutex_path(pages_lock)):
                 with contextlib.suppress(OSError):
                     lock.unlink(missing_ok=True)
 
@@ -94,7 +94,7 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
     todo: list[Job] = []
     for job in found:
         if job.output.exists() and not options.overwrite:
-            done = _converted_before(job)
+            done = skipped_as_converted(job)
             lost = [path.name for path in (job.report, readings_beside(job.report)) if not path.exists()]
             if lost:
                 # Its .mat stands, but the review of it needs the files beside it: said, not left to the review.
@@ -111,13 +111,13 @@ def _batch_in(found: list[Job], failed: list[JobResult], left_out: list[Path], i
     own = replace(options, leftovers=True)
     begun = time.time()
     try:
-        with _stops_remembered():
+        with remember_stop_signals():
             executor.run(todo, own, results, progress, page_progress, runner, begun)
     except KeyboardInterrupt:
         # Stopped (Ctrl-C, SIGTERM): what is done stays done, and the summary says what is not.
         for job in todo:
             if job.name not in results:
-                results[job.name] = _written_meanwhile(job, begun) or JobResult(
+                results[job.name] = converted_unheard(job, begun) or JobResult(
                     job.name, "interrupted", job.page_count,
                     f"{job.name}: not converted: the batch was interrupted (the same command again converts it)")
         summary = _summarise(found, failed, left_out, results, input_dir, output_dir, start)

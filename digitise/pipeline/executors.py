@@ -24,7 +24,7 @@ from digitise.cluster import connect
 from digitise.errors import DigitiseError, ExitCode, OptionError
 from digitise.fileio import remove_unfinished
 from digitise.pipeline.convert import scan
-from digitise.pipeline.jobs import Job, JobResult, _written_meanwhile
+from digitise.pipeline.jobs import Job, JobResult, converted_unheard
 from digitise.pipeline.locks import PageBudget
 from digitise.pipeline.options import ScanOptions
 from digitise.solve.corrections import corrections_path
@@ -265,7 +265,7 @@ def _run_task(runner: Callable[[Job, ScanOptions], JobResult], job: Job, options
     global _page_read
     if channel.stopped():
         return None
-    written = _written_meanwhile(job, begun)
+    written = converted_unheard(job, begun)
     if written is not None:
         return written  # by a worker lost after it wrote the .mat: this is its match run again
 
@@ -317,7 +317,7 @@ def _whole_template(template: str | None) -> str | None:
 
 
 @contextlib.contextmanager
-def _executor(scheduler: str | None, jobs: int | None, shared: Sequence[Path]) -> Iterator[Executor]:
+def executor_for(scheduler: str | None, jobs: int | None, shared: Sequence[Path]) -> Iterator[Executor]:
     """The executor a batch asked for: local processes, or the Dask cluster at ``scheduler``."""
     if scheduler is None:
         yield LocalProcesses(jobs)
@@ -392,7 +392,7 @@ def _run_jobs(todo: list[Job], own: ScanOptions, results: dict[str, JobResult], 
             """``jobs`` less those a worker converted before the pool broke (their .mat says so)."""
             left = []
             for job in jobs:
-                written = _written_meanwhile(job, begun)
+                written = converted_unheard(job, begun)
                 if written is None:
                     left.append(job)
                 else:
@@ -422,7 +422,7 @@ _stop_asked = threading.Event()
 
 
 @contextlib.contextmanager
-def _stops_remembered() -> Iterator[None]:
+def remember_stop_signals() -> Iterator[None]:
     """SIGINT and SIGTERM, while the batch runs, also set :data:`_stop_asked` (then do what they did)."""
     _stop_asked.clear()
     if threading.current_thread() is not threading.main_thread():

@@ -13,7 +13,7 @@ from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key, real_path, why_absent
 from digitise.game.record import MatchOutcome
 from digitise.notation.mat import outcome_of_file
-from digitise.pipeline.options import _count_of, _set_aside
+from digitise.pipeline.options import report_count, set_aside_count
 from digitise.solve.corrections import read_reviewed
 
 #: Files that hold a whole match's pages (one match per file in a batch).
@@ -293,7 +293,7 @@ def _holds_a_picture(path: Path) -> bool:
     return sniff_file(path) is not None
 
 
-def _written_meanwhile(job: Job, begun: float) -> JobResult | None:
+def converted_unheard(job: Job, begun: float) -> JobResult | None:
     """A match whose worker wrote its ``.mat`` (the last of its files) after ``begun`` though the batch was
     stopped before hearing of it: converted, as the disk shows (the summary must not say otherwise)."""
     try:
@@ -301,12 +301,12 @@ def _written_meanwhile(job: Job, begun: float) -> JobResult | None:
             return None
     except OSError:
         return None
-    found = _converted_before(job)
+    found = skipped_as_converted(job)
     status = "flagged" if found.flagged or found.notes or found.page_errors else "done"
     return replace(found, status=status, reason="")
 
 
-def _converted_before(job: Job) -> JobResult:
+def skipped_as_converted(job: Job) -> JobResult:
     """A match a re-run skips, with the turns and flags its report gave (summary.json keeps them).
 
     Once reviewed, the flags left are the review's (its corrections file keeps the re-solved summary).
@@ -321,9 +321,9 @@ def _converted_before(job: Job) -> JobResult:
         errors = tuple(str(e) for e in doc.get("page_errors", ()) if isinstance(e, str))
         notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
         return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]),
-                       set_aside=_set_aside(summary), report=str(job.report),
-                       page_errors=errors, notes=notes, closed_out=_count_of(doc, "closed_out"),
-                       games=_count_of(summary, "games") or result.games)
+                       set_aside=set_aside_count(summary), report=str(job.report),
+                       page_errors=errors, notes=notes, closed_out=report_count(doc, "closed_out"),
+                       games=report_count(summary, "games") or result.games)
     except DigitiseError as exc:
         # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.
         return replace(result, report=str(job.report), notes=(exc.message,))

@@ -14,7 +14,7 @@ from digitise.fileio import TEMP_NAME
 
 
 @contextlib.contextmanager
-def _batch_lock(output_dir: Path) -> Iterator[None]:
+def batch_lock(output_dir: Path) -> Iterator[None]:
     """Hold the output folder for this batch: a second batch into it at the same time would take this one's
     matches for converted and write its summary over this one's."""
     try:
@@ -111,7 +111,7 @@ class PageBudget:
         """The units' file and the file locked while units are taken, open for the process's life: closing
         any descriptor of a file drops all the process's record locks on it."""
         if self._files is None:
-            self._files = (open(self.path, "a+b"), open(_mutex_of(self.path), "a+b"))  # noqa: SIM115
+            self._files = (open(self.path, "a+b"), open(mutex_path(self.path), "a+b"))  # noqa: SIM115
         return self._files
 
     def close(self) -> None:
@@ -160,7 +160,7 @@ class PageBudget:
                     fcntl.lockf(fd, fcntl.LOCK_UN, 1, unit)
 
 
-def _mutex_of(path: Path) -> Path:
+def mutex_path(path: Path) -> Path:
     """The file a :class:`PageBudget` locks while a process takes its units."""
     return path.with_name(path.name + ".taking")
 

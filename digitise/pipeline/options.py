@@ -73,18 +73,18 @@ class ScanSummary:
         return cls(output=str(output), report=str(report) if report else None, pages=pages,
                    games=int(summary["games"]), turns=int(summary["turns"]),
                    # Turns and boards set aside alike: what the review page will list.
-                   flagged=int(summary["flagged"]), set_aside=_set_aside(summary), page_errors=page_errors,
+                   flagged=int(summary["flagged"]), set_aside=set_aside_count(summary), page_errors=page_errors,
                    notes=tuple(result.report.get("notes", ())), closed_out=int(result.report.get("closed_out") or 0),
                    outcome=match_outcome(result.match))
 
 
-def _count_of(doc: Mapping[str, Any], key: str) -> int:
+def report_count(doc: Mapping[str, Any], key: str) -> int:
     """A count a report keeps (0 when it does not say, or says it otherwise)."""
     value = doc.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _set_aside(summary: Mapping[str, Any]) -> int:
+def set_aside_count(summary: Mapping[str, Any]) -> int:
     """The boards set aside of a report's summary (0 for a report written before it said)."""
     try:
         return max(0, int(summary.get("set_aside", 0)))
