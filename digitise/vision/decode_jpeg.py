@@ -93,7 +93,7 @@ PDF_PICTURE_NAMES = ("the page's JPEG picture", "the data of the page's JPEG pic
 
 
 def decode_jpeg(data: bytes, named: tuple[str, str] = ("the JPEG", "the JPEG's data")
-                 ) -> tuple[np.ndarray, str | None] | None:
+                ) -> tuple[np.ndarray, str | None] | None:
     """A JPEG's pixels (BGR or grey) and what libjpeg-turbo had to patch over (None: the data is sound).
 
     OpenCV's decoder gives the same pixels but only prints libjpeg's

@@ -267,5 +267,5 @@ def _tiff_frame_page(frame: Any, path: Path, number: int) -> Iterator[PageImage 
         array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
     errors = libtiff_errors(said)
     yield as_page(orient(to_uint8(array), _first(orientation) if orientation else 1), path, number,
-                   float(dpi_info[0]) if dpi_info else None,
-                   damage=damage_message("TIFF", errors) if errors else None)
+                  float(dpi_info[0]) if dpi_info else None,
+                  damage=damage_message("TIFF", errors) if errors else None)

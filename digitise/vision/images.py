@@ -144,7 +144,8 @@ def iter_pages(path: str | Path) -> Iterator[PageImage | PageError]:
     else:
         declared = declared_size(data, kind)
         # Held until the next page is asked for: the page is read (its copies made) in between.
-        with held_in_page_memory(declared[0] * declared[1] if declared else 0, png_pixel_bytes(data) if kind == "png" else 3):
+        with held_in_page_memory(declared[0] * declared[1] if declared else 0,
+                                 png_pixel_bytes(data) if kind == "png" else 3):
             image, damage = decode_single_image(data, file, kind)
             yield as_page(image, file, 1, damage=damage)
 

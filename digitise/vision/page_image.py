@@ -221,7 +221,7 @@ def _is_grey(image: np.ndarray) -> bool:
 
 
 def as_page(image: np.ndarray, path: Path, number: int, dpi: float | None = None,
-             damage: str | None = None) -> PageImage | PageError:
+            damage: str | None = None) -> PageImage | PageError:
     """The page, or why it cannot be read; a dithered bilevel page comes back in grey levels, a washed-out
     one levelled (:func:`level_faint`)."""
     height, width = image.shape[:2]
