@@ -126,7 +126,14 @@ def _detail(turn: Mapping[str, Any], players: Sequence[str] | None, legend: str)
     ]
     reasons = turn.get("reasons") or []
     if reasons:
-        parts.append('<ul class="reasons">' + "".join(f"<li>{escape(str(r))}</li>" for r in reasons) + "</ul>")
+        actions = [str(a) for a in turn.get("reason_actions") or []]
+        actions += [""] * (len(reasons) - len(actions))
+        parts.append('<ul class="reasons">' + "".join(
+            (f'<li title="{escape(a)}">' if a else "<li>") + f"{escape(str(r))}</li>"
+            for r, a in zip(reasons, actions, strict=False)) + "</ul>")
+        todo = _todo(actions)
+        if todo:
+            parts.append(f'<p class="todo">What to do: {escape(todo)}</p>')
     if turn.get("has_crop"):
         parts.append(f'<div class="crop-box"><div class="crop-frame"><img class="crop" '
                      f'src="api/crop/{int(turn["page"])}/{int(turn["board"])}.png" '
@@ -148,6 +155,11 @@ def _detail(turn: Mapping[str, Any], players: Sequence[str] | None, legend: str)
     parts.append(f'<div class="row"><div class="pick"><h3>Candidates</h3>{candidates}</div>'
                  f'<div class="readings"><h3>Readings</h3>{_cells(turn)}{legend}</div></div>')
     return "".join(parts)
+
+
+def _todo(actions: Sequence[str]) -> str:
+    """The actions for a turn's reasons, each once, in order: the line under its reasons (as review.js says it)."""
+    return " ".join(dict.fromkeys(a for a in actions if a))
 
 
 def _cells(turn: Mapping[str, Any]) -> str:

@@ -77,10 +77,15 @@ from digitise.solve.corrections import (
     save_corrections,
     unfitting,
 )
-from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason, codes_of
+from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason, codes_of, reason_by_code
 from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
 
 log = logging.getLogger(__name__)
+
+
+def reason_actions(turn: Mapping[str, Any]) -> list[str]:
+    """What the user should do about each of ``turn``'s reasons, beside them (``""`` for a reason no code has)."""
+    return [found.action if (found := reason_by_code(code)) is not None else "" for code in codes_of(turn)]
 
 
 #: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
@@ -337,6 +342,7 @@ class ReviewSession:
                         # A board the fit was unsure of: its picture with the squares as placed drawn over it.
                         "overlay": self._has_crop(page, board) and getattr(reading, "lines", None) is not None,
                         "cell_boxes": self._cell_boxes(page, board),
+                        "reason_actions": reason_actions(turn),
                     }
                 )
             games = [

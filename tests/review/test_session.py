@@ -15,6 +15,7 @@ from digitise.review.board_parts import no_double_because
 from digitise.review.refusals import CorrectionRefused
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
+from digitise.solve.reasons import Reason, reason_by_code
 
 #: What the damaged board (page 1, board 3) truly records.
 TRUE_PLAY = {"page": 1, "board": 3, "action": "move", "dice": [5, 1], "move": "22/21 8/3"}
@@ -30,6 +31,24 @@ def test_damaged_board_is_flagged_and_the_export_is_wrong(solved_sample: tuple[P
     damaged = turn_at(session, 1, 3)
     assert damaged["flagged"] and damaged["text"] != "bottom 51: 22/21 8/3"
     assert session.export_mat() != truth
+
+
+def test_a_flagged_turn_carries_what_to_do_about_each_reason(solved_sample: tuple[Path, str]) -> None:
+    """Beside each reason of a flagged turn the state says what to do about it: its reason's action, by code."""
+    session = ReviewSession(solved_sample[0])
+    damaged = turn_at(session, 1, 3)
+    assert damaged["flagged"] and damaged["reasons"]
+    expected = [reason.action for reason in map(reason_by_code, damaged["reason_codes"]) if reason is not None]
+    assert damaged["reason_actions"] == expected and len(expected) == len(damaged["reasons"])
+    assert all(turn["reason_actions"] == [] for turn in session.state()["turns"] if not turn["reasons"])
+
+
+def test_a_report_without_codes_has_the_actions_told_from_its_texts(sample_report: Path) -> None:
+    """A report written before reasons had codes: the action is found from the reason's text."""
+    session = ReviewSession(sample_report, resolve=False)
+    flagged = turn_at(session, 1, 2)
+    assert "reason_codes" not in flagged and flagged["reasons"] == ["low confidence"]
+    assert flagged["reason_actions"] == [Reason.LOW_CONFIDENCE.action]
 
 
 def test_correction_re_decodes_and_exports_the_true_match(solved_sample: tuple[Path, str]) -> None:

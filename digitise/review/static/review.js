@@ -475,6 +475,7 @@ function renderDetail() {
       el("div", { id: "cell-mark", class: "cell-mark", hidden: true })))
     : el("p", { class: "empty crop" }, "No picture of this board.");
   // A board the fit was unsure of: the squares as placed, drawn over its picture, to check they sit right.
+  const todo = [...new Set((turn.reason_actions || []).filter((a) => a))];
   const overlay = turn.overlay
     ? el("figure", { class: "overlay-box" },
       el("img", { class: "overlay", src: `api/overlay/${turn.page}/${turn.board}.png`,
@@ -489,7 +490,11 @@ function renderDetail() {
       turn.corrected ? el("span", { class: "badge fix" }, `corrected: ${turn.correction}`) : null),
     el("p", { class: "reading-now" }, "Read as ", el("strong", { id: "current-reading" }, named(turn.text)),
       ` · confidence ${((turn.confidence || 0) * 100).toFixed(1)}%`),
-    turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" }, turn.reasons.map((r) => el("li", {}, r))) : null,
+    turn.reasons && turn.reasons.length ? el("ul", { class: "reasons" },
+      turn.reasons.map((r, i) => el("li", { title: (turn.reason_actions || [])[i] || null }, r)))
+      : null,
+    // What to do about the reasons, each once (first_view.py draws the same line).
+    todo.length ? el("p", { class: "todo" }, `What to do: ${todo.join(" ")}`) : null,
     crop,
     overlay,
     el("div", { class: "row" },
