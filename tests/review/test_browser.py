@@ -623,3 +623,30 @@ def test_a_board_the_fit_is_unsure_of_is_shown_with_its_squares_drawn_over_it(
         page.locator(f"#turns li.turn[data-id='{other}']").click()
         page.wait_for_selector(f"#turns li.current[data-id='{other}']")
         assert page.locator("img.overlay").count() == 0
+
+
+def test_a_flagged_turn_says_what_to_do_about_its_reasons(browser_page: Any, sample_report: Path) -> None:
+    """A flagged turn shows, beside its reason, what to do about it: as the reason's tooltip and in a line under
+    the reasons, both in the page's first answer (without its script) and as the script draws it."""
+    from digitise.solve.reasons import Reason
+
+    action = Reason.LOW_CONFIDENCE.action
+    with served(ReviewSession(sample_report, resolve=False)) as server:
+        context = browser_page.context.browser.new_context(java_script_enabled=False)
+        try:
+            bare = context.new_page()
+            bare.goto(server.url)
+            assert bare.locator("ul.reasons li").get_attribute("title") == action
+            assert action in bare.locator("p.todo").inner_text()
+        finally:
+            context.close()
+        page = browser_page
+        page.goto(server.url)
+        page.wait_for_selector("#detail h2:has-text('page 1 board 2')")
+        page.wait_for_load_state("networkidle")
+        assert page.locator("#initial-state").count() == 0  # the script has drawn the turn again
+        assert page.locator("ul.reasons li").inner_text() == "low confidence"
+        assert page.locator("ul.reasons li").get_attribute("title") == action
+        todo = page.locator("p.todo")
+        assert todo.is_visible() and todo.inner_text() == f"What to do: {action}"
+        screenshot(page, "reason-action")
