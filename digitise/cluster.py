@@ -30,6 +30,7 @@ INSTALL = "pip install 'digitise[dask]'"
 def _distributed() -> Any:
     """The ``distributed`` module, or the error saying how to install it."""
     try:
+        # imported here: an optional package (Dask, the `dask` extra)
         import distributed
     except ImportError:
         raise MissingDependencyError(f"--scheduler needs Dask distributed, which is not installed: {INSTALL}") \
@@ -46,6 +47,7 @@ class Channel:
 
     def tell(self, message: str) -> None:
         """Send ``message`` to the batch (called on a worker, inside a task)."""
+        # imported here: an optional package (Dask, the `dask` extra)
         from distributed import get_worker
 
         get_worker().log_event(self.topic, message)

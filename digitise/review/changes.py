@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from digitise.solve import solve
 from digitise.solve.corrections import MatchHeader
 from digitise.solve.reviewed import turns_by_board
 
@@ -95,8 +96,6 @@ def default_solver(report: Mapping[str, Any]) -> Solver:
 
     The reviewer's names and length, when set, win over the scan's.
     """
-    from digitise.solve import solve
-
     told = scan_header(report)
     entrants = report.get("roster")
     roster = tuple(str(name) for name in entrants) if isinstance(entrants, list) else ()

@@ -3,18 +3,19 @@ report's parts the page relies on, refused with their JSON path when of the wron
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 from typing import Any
 
 from digitise.errors import InputError
 from digitise.game.match import MAX_MATCH_LENGTH
+from digitise.notation.mat import holds_name
 from digitise.solve.corrections import pages_from_json
 
 
 def looks_like_mat(path: Path) -> bool:
     """Whether ``path`` is a match file (its first line says "N point match"): only such a file is replaced."""
-    import re
-
     if not path.is_file():  # a pipe or a device would block the read, or never end
         return False
     try:
@@ -28,8 +29,6 @@ def looks_like_mat(path: Path) -> bool:
 
 def _check_choice(entry: dict[str, Any], where: str, weight: str, bad: Any) -> None:
     """A turn or candidate's player, dice and ``weight`` (confidence or probability), as the page shows them."""
-    import math
-
     player = entry.get("player")
     if player is not None and player not in ("bottom", "top"):
         raise bad(f"{where}.player", "not bottom or top")
@@ -91,7 +90,6 @@ def check_report(doc: dict[str, Any], path: Path) -> None:
     if players is not None and not (isinstance(players, list) and len(players) == 2
                                     and all(isinstance(n, str) and n for n in players)):
         raise bad("$.players", 'not two names ["BOTTOM", "TOP"]')
-    from digitise.notation.mat import holds_name
 
     if players is not None and not all(holds_name(n) for n in players):
         raise bad("$.players", "a .mat file cannot hold a name with a colon or control characters")

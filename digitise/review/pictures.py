@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError
+from digitise.errors import DigitiseError, PageError
 from digitise.fileio import write_atomic
-from digitise.notation.template import BOARD_BOX_MARGIN_MM, BoardGeometry, board_rect
+from digitise.notation.template import BOARD_BOX_MARGIN_MM, BoardGeometry, board_rect, load_template
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def load_page(source: BoardSource) -> Any:
     pixels (and so the same board boxes) as when it was read. None when the
     file or that page cannot be read.
     """
+    # imported here: keeps the review server's start-up light (OpenCV, the reader)
     from digitise.vision.images import iter_pages
 
     try:
@@ -45,6 +46,7 @@ def load_page(source: BoardSource) -> Any:
 
 def load_page_image(source: BoardSource) -> Any:
     """The page picture of ``source`` as a BGR array; None if unreadable."""
+    # imported here: keeps the review server's start-up light (OpenCV)
     import cv2
 
     page = load_page(source)
@@ -107,10 +109,9 @@ def save_learning_crops(
     Crops an earlier correction of the board left under other labels are the
     caller's to remove first (:func:`forget_learning_crops`).
     """
+    # imported here: keeps the review server's start-up light (OpenCV, the reader)
     import cv2
 
-    from digitise.errors import PageError
-    from digitise.notation.template import load_template
     from digitise.vision.read import cell_ink, locate
 
     page = load_page(source)

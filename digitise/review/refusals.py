@@ -30,6 +30,7 @@ def report_locked(report: Path) -> Iterator[None]:
     (not POSIX) or the report cannot be opened, the check alone guards.
     """
     try:
+        # imported here: POSIX only, its absence handled
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from digitise.errors import InputError
 from digitise.fileio import make_folder
@@ -61,8 +62,6 @@ def _draw_hershey(digit: int, font: int, rng: np.random.Generator) -> np.ndarray
 
 def _draw_truetype(digit: int, face: Path, rng: np.random.Generator) -> np.ndarray:
     """``digit`` in a TrueType face, white on black, about 80 px tall, sometimes stroked bolder."""
-    from PIL import Image, ImageDraw, ImageFont
-
     image = Image.new("L", (160, 160), 0)
     font = ImageFont.truetype(str(face), 96)
     stroke = int(rng.integers(0, 4))

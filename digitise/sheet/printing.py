@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import io
+import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -217,6 +219,7 @@ def template_pdf(template: Template, *, pages: int = 1) -> bytes:
 
     Deterministic (reportlab's invariant mode: no timestamps, fixed IDs).
     """
+    # imported here: reportlab (~40 ms) is loaded only when a PDF is made
     from reportlab.lib.units import mm
     from reportlab.pdfgen import canvas
 
@@ -234,6 +237,7 @@ def template_pdf(template: Template, *, pages: int = 1) -> bytes:
 
 
 def _draw_pdf_page(pdf: Any, prims: Primitives, page_h: float, mm: float) -> None:
+    # imported here: reportlab (~40 ms) is loaded only when a PDF is made
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
     c = pdf  # reportlab's Canvas: Any, because reportlab ships no stubs
@@ -392,9 +396,6 @@ def png_with_dpi(image: np.ndarray, dpi: float, *, noisy: bool = False) -> bytes
     ``noisy``: a scan-like image, where compression gains little; use the
     cheapest filter and Huffman coding only (about twice as fast).
     """
-    import struct
-    import zlib
-
     params = [cv2.IMWRITE_PNG_COMPRESSION, 1]
     if noisy:
         params += [cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_UP,

@@ -34,7 +34,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,10 @@ from digitise.fileio import folder_problem
 from digitise.game.record import MatchRecord
 from digitise.notation.encode import EncodedBoard, encode_match
 from digitise.notation.marks import BoardMarks
-from digitise.notation.template import Rect, Template, mm_to_px_matrix, px_per_mm
+from digitise.notation.mat import read_mat_strict
+from digitise.notation.template import Rect, Template, load_template, mm_to_px_matrix, px_per_mm
 from digitise.sheet.damage import LEVELS, Degrade, damage_page, page_homography, pick_dpi
+from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 from digitise.sheet.handwriting import (
     GlyphBank,
     PageWarp,
@@ -59,7 +61,7 @@ from digitise.sheet.handwriting import (
     write_digits,
     write_words,
 )
-from digitise.sheet.printing import Text, render_template
+from digitise.sheet.printing import Text, png_with_dpi, render_template
 
 #: Header fields written with digit glyphs; the others are written as words.
 DIGIT_FIELDS = ("match_length", "page")
@@ -243,8 +245,6 @@ def _round(value: float) -> float:
 
 def _header_style(style: WriterStyle) -> WriterStyle:
     """Header digits: the same hand, written a little larger in the taller box."""
-    from dataclasses import replace
-
     return replace(style, size=min(style.size * 1.2, 0.8), two_lines=0.0)
 
 
@@ -298,8 +298,6 @@ def centre_spot(centre: Rect, digit_h: float, count: int, rng: np.random.Generat
 def encode_image(image: np.ndarray, fmt: str, *, dpi: int) -> bytes:
     """PNG (lossless, resolution recorded) or JPEG (quality 92) bytes of a page."""
     if fmt == "png":
-        from digitise.sheet.printing import png_with_dpi
-
         return png_with_dpi(image, dpi, noisy=True)
     if fmt in ("jpg", "jpeg"):
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
@@ -314,6 +312,7 @@ def pages_pdf(pages: Sequence[SynthPage], page_mm: tuple[float, float]) -> bytes
 
     Deterministic (reportlab's invariant mode).
     """
+    # imported here: reportlab (~40 ms) is loaded only when a PDF is made
     from reportlab import rl_config
     from reportlab.lib.units import mm
     from reportlab.lib.utils import ImageReader
@@ -375,10 +374,6 @@ def write_synth(
     Glyphs: the held-out ``TEST`` subset of ``glyphs`` (default:
     ``../shared/data/digits.png``).
     """
-    from digitise.notation.mat import read_mat_strict
-    from digitise.notation.template import load_template
-    from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
-
     try:
         level = Degrade(degrade)
     except ValueError:

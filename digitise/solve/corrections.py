@@ -40,6 +40,7 @@ from digitise.errors import DigitiseError, InputError, short
 from digitise.fileio import beside, json_document, load_json, read_text, write_atomic
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
+from digitise.solve.correction_text import parse_correction
 from digitise.solve.reasons import Reason, codes_of
 
 FORMAT = "digitise-corrections"
@@ -115,8 +116,6 @@ def _whole(value: Any, where: str, low: int, high: int | None, path: str | Path)
 
 def check_text(text: Any, where: str, path: str | Path) -> str:
     """A correction string the solver can read, normalised; :class:`InputError` otherwise."""
-    from digitise.solve.correction_text import parse_correction
-
     if not isinstance(text, str) or not text.strip():
         raise _fail(where, f"a correction is text such as '52: 13/8 13/11' or 'double', got {short(repr(text))}",
                     path)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 
 from digitise.game.position import Position
 from digitise.game.rules import Play, Roll
@@ -34,6 +35,7 @@ _Evaluator = Callable[[Position, Roll], dict[str, float]]
 
 def _gnubg_evaluator() -> _Evaluator | None:
     try:
+        # imported here: an optional package (gnubg-nn, the `prior` extra)
         import gnubg_nn  # type: ignore[import-not-found]
     except ImportError:  # the prior is an aid; reading works without it
         log.warning("gnubg-nn is not installed: the solver weighs every legal play alike")
@@ -109,8 +111,6 @@ class PlayPrior:
 
 
 def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -118,6 +118,7 @@ def _version(package: str) -> str:
 
 
 def _key(result: Position) -> str:
+    # imported here: an optional package (gnubg-nn, the `prior` extra)
     import gnubg_nn
 
     return str(gnubg_nn.key_of_board((result.mine[1:26], result.theirs[1:26])))

@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from digitise.game.position import Position, Side
 from digitise.game.rules import play_from_moves
+from digitise.notation.encode import number_digits, turn_cells
 from digitise.notation.marks import result_cell
 from digitise.notation.readings import BoardReading, CellReading, Readings
+from digitise.solve.correction_text import parse_correction
 from digitise.solve.corrections import absent_boards, check_fit, unfitting
+from digitise.solve.solver import solve
 
 if TYPE_CHECKING:
     from digitise.solve.result import SolveResult
@@ -70,9 +73,6 @@ def corrected_cells(text: str, turn: Mapping[str, Any]) -> dict[str, tuple[int, 
     the winner's result square. A double's arrow is not a digit: no label.
     Raises ``ValueError`` when the correction does not say the whole board.
     """
-    from digitise.notation.encode import number_digits, turn_cells
-    from digitise.solve.correction_text import parse_correction
-
     forced = parse_correction(text)
     player = forced.player or Side(str(turn.get("player") or "bottom"))
     cells: dict[str, tuple[int, ...]] = {}
@@ -105,8 +105,6 @@ def corrected_reading(reading: BoardReading, text: str, turn: Mapping[str, Any] 
     each die landed; a blank board is empty; a double is an arrow (keeping
     any result square as read).
     """
-    from digitise.solve.correction_text import parse_correction
-
     forced = parse_correction(text)
     if forced.blank:
         return replace(reading, cells={}, crossed=0.0, arrow=0.0, letters=0.0)
@@ -166,8 +164,6 @@ def solve_with_corrections(
     corrections say and solves again. Raises :class:`InputError` naming
     ``path`` when corrections still do not fit (a file made for other pages).
     """
-    from digitise.solve.solver import solve
-
     absent_boards(corrections, {(page.page, board.index) for page in readings.pages for board in page.boards},
                   path or "corrections")
     result = solve(readings, players=players, length=length, corrections=dict(corrections) or None, roster=roster)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from digitise.game.record import MatchRecord
+from digitise.notation.mat import with_closed_out_dances
 from digitise.notation.readings import Readings
 from digitise.solve.correction_text import parse_correction
 from digitise.solve.evidence import BoardEvidence
@@ -197,8 +198,6 @@ def _noted(result: SolveResult, notes: list[Flag], evidence: Sequence[BoardEvide
     board, which have no board on the note and are written as dances of
     unknown dice (information, not a doubt: nothing on the note could say more).
     """
-    from digitise.notation.mat import with_closed_out_dances
-
     if not result.solved.summary.turns:
         # Nothing written, or writing that no game from the start can follow.
         written = sum(1 for ev in evidence if any(ev.top(cell) for cell in ev.listed))

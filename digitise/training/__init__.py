@@ -18,10 +18,12 @@ def require_torch() -> Any:
     at the export.
     """
     try:
+        # imported here: an optional package (PyTorch, the `train` extra)
         import torch
     except ImportError as exc:
         raise MissingDependencyError(f"PyTorch is needed for training: {TRAIN_EXTRA}") from exc
     try:
+        # imported here: an optional package (onnx, the `train` extra)
         import onnx  # noqa: F401  (imported to check it is installed: torch.onnx.export needs it)
     except ImportError as exc:
         raise MissingDependencyError(f"onnx is needed to export the trained model: {TRAIN_EXTRA}") from exc

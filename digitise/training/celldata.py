@@ -31,10 +31,12 @@ from digitise.notation.marks import BOARDS_PER_PAGE, BoardMarks
 from digitise.notation.readings import CellReading
 from digitise.notation.template import load_template
 from digitise.sheet.damage import Degrade
+from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 from digitise.sheet.handwriting import GlyphBank
 from digitise.sheet.synth import encode_image, header_fields, render_match_pages, render_page
 from digitise.training.train import split_validation
 from digitise.vision.cellnet import MAX_COUNT, VALUES, prepare
+from digitise.vision.cells import CellAnalysis
 from digitise.vision.images import PageImage
 from digitise.vision.read import analyse_page
 
@@ -66,8 +68,6 @@ class _Recorder:
     """A cell analyser that reads nothing: analyse_page then hands back every cell it cut."""
 
     def analyse_many(self, cells: Sequence[tuple[np.ndarray, Any]]) -> list[Any]:
-        from digitise.vision.cells import CellAnalysis
-
         return [CellAnalysis((CellReading((), 1.0),), 0.0, 0.0, 0.0) for _ in cells]
 
 
@@ -148,8 +148,6 @@ def _bank(key: str) -> GlyphBank:
     """The glyph bank of a part of the TRAIN glyphs: ``fit`` (first 90 %) or ``val`` (last 10 %)."""
     cache_key = f"{key}:{_GLYPHS_SOURCE}"
     if cache_key not in _BANKS:
-        from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
-
         fit, val = split_validation(load_digit_glyphs(_GLYPHS_SOURCE, GlyphSubset.TRAIN))
         _BANKS[cache_key] = GlyphBank(fit if key == "fit" else val)
     return _BANKS[cache_key]

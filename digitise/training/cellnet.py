@@ -61,6 +61,8 @@ import numpy as np
 
 from digitise.errors import InputError, OutputError
 from digitise.fileio import make_folder, write_atomic
+from digitise.sheet.fonthand import font_hand_glyphs, write_mixed_glyphs
+from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
 from digitise.sheet.handwriting import HANDWRITING_VERSION
 from digitise.training import require_torch
 from digitise.training.calibration import expected_calibration_error, fit_temperature, softmax
@@ -503,9 +505,6 @@ def train_cellnets(options: CellNetOptions, progress: Callable[[str], None] | No
     torch.set_num_threads(max(1, min(options.threads, 2)))
     with tempfile.TemporaryDirectory(prefix="digitise-glyphs-") as scratch:
         if options.font_hand:
-            from digitise.sheet.fonthand import font_hand_glyphs, write_mixed_glyphs
-            from digitise.sheet.glyphs import GlyphSubset, load_digit_glyphs
-
             mixed = write_mixed_glyphs(Path(scratch) / "glyphs", load_digit_glyphs(options.glyphs, GlyphSubset.ALL),
                                        font_hand_glyphs(500, seed=FONT_HAND_SEED, faces="training"))
             data = training_samples(replace(options, glyphs=mixed))

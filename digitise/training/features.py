@@ -34,6 +34,7 @@ COUNT_DIVIDE = "/Div"
 
 def with_features(model_bytes: bytes) -> bytes:
     """``model_bytes`` with the ``features`` output added and the last layer kept in its metadata."""
+    # imported here: an optional package (onnx, the `train` extra)
     import onnx
     from onnx import numpy_helper
 

@@ -169,7 +169,7 @@ def write_training_glyphs(folder: Path, fit: Mapping[int, Sequence[np.ndarray]],
 def mnist_training_glyphs(folder: Path, mnist: str | Path, source: str | Path | None = None,
                           tenth: int = TENTH) -> Path:
     """:func:`write_training_glyphs` of the glyph source's TRAIN glyphs and MNIST's digits unlike any of its."""
-    # Here, not at the top: digitise.training.train imports this module.
+    # imported here: a real cycle (digitise.training.train imports this module)
     from digitise.training.train import split_validation
 
     known = load_digit_glyphs(source, GlyphSubset.ALL)
