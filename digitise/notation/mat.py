@@ -99,7 +99,8 @@ _METADATA = re.compile(r'^\s*;\s*\[\s*([^"\]]*?)\s+"(.*)"\s*\]\s*$')
 _LENGTH = re.compile(r"^\s*(\d+)\s+points?\s+match\b", re.IGNORECASE)
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
 _SCORE = re.compile(r"^\s*(?P<n1>.*?)\s*:\s*(?P<s1>\d+)\s+(?P<n2>.*?)\s*:\s*(?P<s2>\d+)\s*$")
-_NUMBERED = re.compile(r"^\s*(\d+)\)")
+#: A move line's number, ``" 12)"``: a line that starts so is a move line, not a name.
+NUMBERED_LINE = re.compile(r"^\s*(\d+)\)")
 #: Largest .mat read (bytes): the longest real match at hand is 18 kB; a 50 MB file took minutes and gigabytes.
 MAX_MAT_BYTES = 10_000_000
 #: Longest name GNU Backgammon keeps whole (it cuts the rest, with a warning; a name of 1,500 bytes stops its import).
@@ -165,7 +166,7 @@ def _split_entries(body: str, offset: int) -> tuple[list[tuple[int, str]], str]:
 def _line_entries(raw: str, number: int, log: _ProblemLog) -> list[_Entry]:
     """The entries of one line inside a game, each assigned to the left or right column."""
     line = raw.expandtabs(8)
-    numbered = _NUMBERED.match(line)
+    numbered = NUMBERED_LINE.match(line)
     if numbered:
         body_start = numbered.end()
         entries, lead = _split_entries(line[body_start:], body_start)
@@ -321,7 +322,7 @@ class _GameReader:
             self.log.add(entry.line, "roll while a double is pending (no take or drop written)")
             self.offered = None
         if self.to_roll is not None and side is not self.to_roll:
-            self.log.add(entry.line, f"roll {roll} by the {_column(side)} player out of turn")
+            self.log.add(entry.line, f"roll {roll} by the {side_column(side)} player out of turn")
         position = self.position(side)
         legal = legal_plays(position, roll)
         play: Play | None = None
@@ -338,7 +339,7 @@ class _GameReader:
                 play = play_from_moves(position, roll, moves, hits, legal)
                 if play is None:
                     reason = "no legal play" if not legal else "not a legal play"
-                    self.log.add(entry.line, f"{roll}: {rest} is {reason} for the {_column(side)} player")
+                    self.log.add(entry.line, f"{roll}: {rest} is {reason} for the {side_column(side)} player")
                     forced = _forced_result(position, moves)
                     if forced is not None:
                         self._set_board(side, forced)
@@ -370,11 +371,11 @@ class _GameReader:
             return
         value = int(m.group(1))
         if self.to_roll is not None and side is not self.to_roll:
-            self.log.add(entry.line, f"double by the {_column(side)} player out of turn")
+            self.log.add(entry.line, f"double by the {side_column(side)} player out of turn")
         if self.offered is not None:
             self.log.add(entry.line, "double while another double is pending")
         if self.owner is side.opponent:
-            self.log.add(entry.line, f"the {_column(side)} player doubles but does not own the cube")
+            self.log.add(entry.line, f"the {side_column(side)} player doubles but does not own the cube")
         if self.crawford:
             self.log.add(entry.line, "double in the Crawford game")
         if value != 2 * self.cube:
@@ -436,8 +437,8 @@ class _GameReader:
             # A "Wins N" ending a game still in progress: the other player resigned.
             self._resign(entry.side.opponent, points, entry.line)
         elif entry.side is not self.winner:
-            self.log.add(entry.line, f"'Wins' in the {_column(entry.side)} column, but the "
-                         f"{_column(self.winner)} player won")
+            self.log.add(entry.line, f"'Wins' in the {side_column(entry.side)} column, but the "
+                         f"{side_column(self.winner)} player won")
         elif self.value is not None and points != self.value and not (
                 self._wins_match(entry.side, points) and points < self.value):
             self.log.add(entry.line, f"file says Wins {points}, the game is worth {self.value}")
@@ -457,7 +458,8 @@ class _GameReader:
         return GameRecord(self.number, self.score, tuple(self.actions), self.winner, points)
 
 
-def _column(side: Side) -> str:
+def side_column(side: Side) -> str:
+    """The column of ``side`` in a ``.mat`` file, in words: "left" (bottom) or "right" (top)."""
     return "left" if side is Side.BOTTOM else "right"
 
 
@@ -538,7 +540,7 @@ def _read_games(blocks: list[_Block], length: int, log: _ProblemLog) -> tuple[tu
                     f"({expected.bottom}-{expected.top} in a {length}-point match)")
         lines = block.lines
         score = expected
-        if lines and (m := _SCORE.match(lines[0][1])) and not _NUMBERED.match(lines[0][1]):
+        if lines and (m := _SCORE.match(lines[0][1])) and not NUMBERED_LINE.match(lines[0][1]):
             names = (m.group("n1"), m.group("n2"))
             score = Score(int(m.group("s1")), int(m.group("s2")))
             lines = lines[1:]
@@ -643,7 +645,7 @@ def _metadata_line(key: str, value: str) -> str:
 
 
 def _score_line(players: tuple[str, str], score: Score) -> str:
-    players = (_kept_name(players[0]), _kept_name(players[1]))
+    players = (kept_name(players[0]), kept_name(players[1]))
     left = f"{players[0]} : {score.bottom}"
     # gnubg pads with printf's %-31s, which counts bytes, not characters.
     pad = max(_NAME_COLUMN - len(left.encode("utf-8")), 1)
@@ -745,9 +747,9 @@ def _with_closed_out_dances(game: GameRecord, fill_gaps: bool = False) -> GameRe
             waiting = Position(boards[missing], boards[action.player])
             if last.kind is not ActionKind.MOVE or not is_closed_out(waiting):
                 if not fill_gaps:
-                    raise MatFormatError(f"game {game.number}: the {_column(action.player)} player acts twice "
+                    raise MatFormatError(f"game {game.number}: the {side_column(action.player)} player acts twice "
                                          f"in a row ({last.kind.value}, then {action.kind.value}) and the "
-                                         f"{_column(missing)} player is not closed out")
+                                         f"{side_column(missing)} player is not closed out")
                 actions.append(Action(missing, ActionKind.MOVE, roll=_dancing_roll(waiting)))
             else:
                 actions.append(Action(missing, ActionKind.MOVE, roll=CLOSED_OUT_ROLL))
@@ -803,7 +805,7 @@ def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
         return "the two players need different names"
     if not all(holds_name(name) for name in players):
         return "a .mat file cannot hold a name with a colon or control characters"
-    if any(_NUMBERED.match(name) for name in players):
+    if any(NUMBERED_LINE.match(name) for name in players):
         # " 12) : 0" would be read back as the twelfth move line, not as a name.
         return "a name cannot start like a move number (such as '12)')"
     long = next((name for name in players if len(name.strip().encode("utf-8")) > MAX_NAME_BYTES), None)
@@ -813,7 +815,7 @@ def players_problem(players: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
-def _kept_name(name: str) -> str:
+def kept_name(name: str) -> str:
     """``name`` cut to what GNU Backgammon keeps (:data:`MAX_NAME_BYTES`), between letters.
 
     Cut by GNU Backgammon itself, a name can end inside a letter's bytes,
@@ -831,7 +833,7 @@ def writable_name(name: str) -> str:
     Names read off a page header by OCR pick up stray punctuation ("Mei" read "Me:"); one such
     character must not cost the match its file.
     """
-    return _kept_name(" ".join("".join(ch if _name_character(ch) else " " for ch in name).split())).rstrip()
+    return kept_name(" ".join("".join(ch if _name_character(ch) else " " for ch in name).split())).rstrip()
 
 
 def format_mat(match: MatchRecord, *, fill_gaps: bool = False) -> str:
