@@ -426,13 +426,13 @@ def test_a_play_written_out_of_order_is_read() -> None:
 
 def test_a_file_too_large_for_a_match_is_refused_and_long_lines_are_not_quoted_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from digitise.notation import mat
+    from digitise.notation import mat, mat_read
 
     big = tmp_path / "big.mat"
     big.write_text(" 1 point match\n\n Game 1\n A : 0    B : 0\n" + "x" * 5000 + "\n", encoding="utf-8")
     problems = mat.read_mat(big).problems
     assert problems and all(len(p.reason) <= 160 for p in problems)
-    monkeypatch.setattr(mat, "MAX_MAT_BYTES", 1000)
+    monkeypatch.setattr(mat_read, "MAX_MAT_BYTES", 1000)
     with pytest.raises(MatFormatError, match="too large for a match file"):
         mat.read_mat(big)
 
