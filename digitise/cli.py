@@ -57,20 +57,20 @@ PATH = click.Path(path_type=Path, readable=False)
 
 #: Characters that would break a message's one line (or hide part of it): C0 and C1 controls, DEL and
 #: Unicode's line and paragraph separators. A file may be named with any of them.
-_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def one_line(text: str) -> str:
     r"""``text`` on one line: a newline or other control character in it (a file name's) shown as ``\n``, ``\x1b``."""
-    return _NOT_ONE_LINE.sub(lambda found: repr(found.group())[1:-1], text)
+    return NOT_ONE_LINE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
-def _say(text: str) -> None:
+def say(text: str) -> None:
     """One line on stderr, whatever names it quotes: a line each is what scripts and logs read."""
     click.echo(one_line(text), err=True)
 
 
-def _reports_errors(func: F) -> F:
+def reports_errors(func: F) -> F:
     """Turn DigitiseError into a one-line message and its exit code: the one handler."""
 
     @functools.wraps(func)
@@ -82,17 +82,17 @@ def _reports_errors(func: F) -> F:
         except DigitiseError as exc:
             if verbose:
                 traceback.print_exc()
-            _say(f"digitise: error: {exc.message}")
+            say(f"digitise: error: {exc.message}")
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            _say("digitise: interrupted")
+            say("digitise: interrupted")
             ctx.exit(130)
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if verbose:
                 traceback.print_exc()
-            _say(f"digitise: internal error: {type(exc).__name__}: {exc} (rerun with -v)")
+            say(f"digitise: internal error: {type(exc).__name__}: {exc} (rerun with -v)")
             ctx.exit(int(ExitCode.INTERNAL))
 
     return wrapper  # type: ignore[return-value]
@@ -131,14 +131,16 @@ ROSTER_HELP = ("The tournament's entrants, one name a line: a name read from a h
                "it spells (OCR's slips forgiven), and one that spells none is noted.")
 
 
-def _roster(path: Path | None) -> tuple[str, ...]:
+def roster_names(path: Path | None) -> tuple[str, ...]:
+    """The entrants listed in the ``--roster`` file, none without one."""
     # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import load_roster
 
     return load_roster(path) if path else ()
 
 
-def _players(value: str | None) -> tuple[str, str] | None:
+def player_names(value: str | None) -> tuple[str, str] | None:
+    """The players given by ``--players "BOTTOM,TOP"``, checked as a .mat file can hold them; None when not given."""
     if value is None:
         return None
     # imported here: keeps `digitise --help` light (notation, ~15 ms)
@@ -166,7 +168,7 @@ def _players(value: str | None) -> tuple[str, str] | None:
 @click.option("--no-adapt", "no_adapt", is_flag=True, help=NO_ADAPT_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
-@_reports_errors
+@reports_errors
 def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: str | None, length: int | None,
          template: str | None, order: str, corrections: Path | None, roster: Path | None, no_adapt: bool,
          force: bool, exit_zero: bool) -> None:
@@ -175,29 +177,29 @@ def scan(pages: tuple[Path, ...], output: Path, report: Path | None, players: st
     from digitise.pipeline import ScanOptions
     from digitise.pipeline import scan as run_scan
 
-    options = ScanOptions(_players(players), length, template, order, corrections, force,
-                          roster=_roster(roster), roster_file=roster, adapt=not no_adapt)
-    with _pages_shown(pages) as on_page:
+    options = ScanOptions(player_names(players), length, template, order, corrections, force,
+                          roster=roster_names(roster), roster_file=roster, adapt=not no_adapt)
+    with pages_shown(pages) as on_page:
         summary = run_scan(list(pages), output, report, options, on_page=on_page)
     _tell(summary, exit_zero)
 
 
 def _tell(summary: ScanSummary, exit_zero: bool = False) -> None:
     """The summary of a scan or solve, its problems on stderr, and its exit code."""
-    _problems(summary.page_errors, summary.notes)
-    aside = f", {_count(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
+    say_problems(summary.page_errors, summary.notes)
+    aside = f", {counted(summary.set_aside, 'board')} set aside" if summary.set_aside else ""
     # Not a doubt (the note holds no dice for them), but a line of the .mat no board says: worth a word.
     closed = ""
     if summary.closed_out:
         dances = "a dance" if summary.closed_out == 1 else "dances"
-        closed = f", {_count(summary.closed_out, 'closed-out turn')} written as {dances} of 21"
-    click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')}, {_count(summary.games, 'game')}, "
-                        f"{_count(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
+        closed = f", {counted(summary.closed_out, 'closed-out turn')} written as {dances} of 21"
+    click.echo(one_line(f"{summary.output}: {counted(summary.pages, 'page')}, {counted(summary.games, 'game')}, "
+                        f"{counted(summary.turns, 'turn')}, {summary.flagged - summary.set_aside} flagged for review"
                         f"{aside}{closed}"))
     if summary.flagged and summary.report:
-        click.echo(f"review them with: {_as_typed()} review {shell_quoted(summary.report)}")
+        click.echo(f"review them with: {as_typed()} review {shell_quoted(summary.report)}")
     elif summary.flagged:
-        click.echo(f"to review them, run this again with --report FILE.json, then: {_as_typed()} review FILE.json")
+        click.echo(f"to review them, run this again with --report FILE.json, then: {as_typed()} review FILE.json")
     raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
 
 
@@ -206,14 +208,14 @@ def _flags_said(flagged: int, set_aside: int, turns: int) -> str:
     flagged_turns = flagged - set_aside
     if not 0 <= flagged_turns <= turns:
         # A report from before boards set aside were counted apart: its count holds both.
-        return f"{flagged} flagged ({_count(turns, 'turn')})" if flagged else ""
-    said = [f"{flagged_turns} of {_count(turns, 'turn')} flagged"] if flagged_turns else []
+        return f"{flagged} flagged ({counted(turns, 'turn')})" if flagged else ""
+    said = [f"{flagged_turns} of {counted(turns, 'turn')} flagged"] if flagged_turns else []
     if set_aside:
-        said.append(f"{_count(set_aside, 'board')} set aside" + ("" if flagged_turns else f" ({_count(turns, 'turn')})"))
+        said.append(f"{counted(set_aside, 'board')} set aside" + ("" if flagged_turns else f" ({counted(turns, 'turn')})"))
     return ", ".join(said)
 
 
-def _as_typed() -> str:
+def as_typed() -> str:
     """digitise as the user can type it again: ``digitise`` when that is on the PATH, else the path this run
     was started by (``.venv/bin/digitise`` before the environment is activated, as ``scripts/demo`` runs it)."""
     started = sys.argv[0] if sys.argv else ""
@@ -239,17 +241,18 @@ def shell_quoted(path: str) -> str:
     except UnicodeEncodeError:
         pass
     else:
-        if not _NOT_ONE_LINE.search(path):
+        if not NOT_ONE_LINE.search(path):
             return shlex.quote(path)
     raw = os.fsencode(path)
     return "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, plural unless one: "1 page", "3 pages", "2 matches" (``plural`` given)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def _page_bar(total: int | None, *, leave: bool = True) -> Any:
+def page_bar(total: int | None, *, leave: bool = True) -> Any:
     """A progress bar on stderr (a terminal), a step a page read; ``leave=False``: gone once closed."""
     # imported here: keeps `digitise --help` light (tqdm)
     from tqdm import tqdm
@@ -262,7 +265,7 @@ def _page_bar(total: int | None, *, leave: bool = True) -> Any:
 
 
 @contextlib.contextmanager
-def _pages_shown(pages: Sequence[Path]) -> Iterator[Callable[[], None] | None]:
+def pages_shown(pages: Sequence[Path]) -> Iterator[Callable[[], None] | None]:
     """What to call as each page is read: a bar's step on a terminal, nothing elsewhere (a log stays quiet).
 
     The bar is gone once the pages are read, so the summary or the one-line error stands alone.
@@ -273,7 +276,7 @@ def _pages_shown(pages: Sequence[Path]) -> Iterator[Callable[[], None] | None]:
     if not is_terminal():
         yield None
         return
-    bar = _page_bar(pages_held(pages), leave=False)
+    bar = page_bar(pages_held(pages), leave=False)
     try:
         yield lambda: bar.update(1)
     finally:
@@ -289,12 +292,12 @@ def _terminal_size() -> tuple[int, int]:
     return size.columns, size.lines
 
 
-def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
+def say_problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "") -> None:
     """A match's skipped pages and notes on stderr, one line each (``match`` names it in a batch)."""
     for problem in page_errors:
-        _say(f"digitise: page skipped: {problem}")
+        say(f"digitise: page skipped: {problem}")
     for note in notes:
-        _say(f"digitise: note: {match}{note}")
+        say(f"digitise: note: {match}{note}")
 
 
 @cli.command(short_help="Convert every match in a folder, on all cores.")
@@ -318,7 +321,7 @@ def _problems(page_errors: Sequence[str], notes: Sequence[str], match: str = "")
               help="Convert the matches on the workers of this running Dask scheduler, one match a task, instead "
                    "of local processes (the dask extra; folders on a file system all workers share: "
                    "docs/distributed.md).")
-@_reports_errors
+@reports_errors
 def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | None, length: int | None,
           order: str, roster: Path | None, no_adapt: bool, force: bool, exit_zero: bool,
           scheduler: str | None) -> None:
@@ -336,7 +339,7 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     )
     from digitise.pipeline import batch as run_batch
 
-    entrants = _roster(roster)
+    entrants = roster_names(roster)
     view = _BatchShown(is_terminal())
     told = BatchProgress(view)
     try:
@@ -349,15 +352,15 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     except BatchInterrupted as stop:
         view.close()
         left = stop.summary.counts.get("interrupted", 0)
-        _say(f"digitise: interrupted: {_count(left, 'match', 'matches')} not converted (listed in "
-             f"{summary_path(output_dir)}); the same command again converts them and skips the rest")
+        say(f"digitise: interrupted: {counted(left, 'match', 'matches')} not converted (listed in "
+            f"{summary_path(output_dir)}); the same command again converts them and skips the rest")
         raise SystemExit(130) from None
     view.close()
     written = "" if summary.summary_error else \
         f"; summary in {summary_path(output_dir)} and {summary_csv_path(output_dir)}"
     # Counted in matches: "2 flagged" alone read as two turns.
     total = sum(summary.counts.values())
-    click.echo(one_line(f"{_count(total, 'match', 'matches')}: "
+    click.echo(one_line(f"{counted(total, 'match', 'matches')}: "
                         + ", ".join(f"{n} {s}" for s, n in summary.counts.items())
                         + f" in {summary.seconds:.1f} s{written}"))
     for r in summary.results:
@@ -366,32 +369,32 @@ def batch(input_dir: Path, output_dir: Path, jobs: int | None, template: str | N
     to_review = 0
     for r in summary.results:
         if r.status == "failed":
-            _say(f"digitise: failed: {r.reason}")
+            say(f"digitise: failed: {r.reason}")
         elif r.needs_review:
             turns = _flags_said(r.flagged, r.set_aside, r.turns)
             turns = f"{turns}; " if turns else ""
             before = " (converted before)" if r.status == "skipped" else ""
-            _say(f"digitise: flagged: {r.name}{before}: {turns}review with: {_as_typed()} review "
-                 f"{shell_quoted(str(r.report))}")
+            say(f"digitise: flagged: {r.name}{before}: {turns}review with: {as_typed()} review "
+                f"{shell_quoted(str(r.report))}")
             to_review += 1
-        _problems(r.page_errors, r.notes, f"{r.name}: ")
+        say_problems(r.page_errors, r.notes, f"{r.name}: ")
     if to_review > 1:
-        _say(f"digitise: review all {to_review} flagged matches from one page: {_as_typed()} review "
-             f"{shell_quoted(str(output_dir))}")
+        say(f"digitise: review all {to_review} flagged matches from one page: {as_typed()} review "
+            f"{shell_quoted(str(output_dir))}")
     if summary.loose_pages > 1:
-        _say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
-             "converted as a match of its own; put the pages of one match in a sub-folder of their own")
+        say(f"digitise: note: {summary.loose_pages} one-page pictures at the top of {input_dir} were each "
+            "converted as a match of its own; put the pages of one match in a sub-folder of their own")
     elif summary.loose_pages == 1 and total > 1:
         # Beside other matches, one loose page is more likely one of theirs than a match of one page.
-        _say(f"digitise: note: a one-page picture at the top of {input_dir} was converted as a match of its own; "
-             "if it is a page of another match, put it in that match's folder")
+        say(f"digitise: note: a one-page picture at the top of {input_dir} was converted as a match of its own; "
+            "if it is a page of another match, put it in that match's folder")
     if summary.left_out:
         shown = listed_names(summary.left_out)
         shown += " (all in summary.json)" if len(summary.left_out) > NAMES_SHOWN else ""
-        _say(f"digitise: note: left out {_count(len(summary.left_out), 'file', 'files')} at the top of "
-             f"{input_dir} that {'is' if len(summary.left_out) == 1 else 'are'} no picture or PDF: {shown}")
+        say(f"digitise: note: left out {counted(len(summary.left_out), 'file', 'files')} at the top of "
+            f"{input_dir} that {'is' if len(summary.left_out) == 1 else 'are'} no picture or PDF: {shown}")
     if summary.summary_error is not None:
-        _say(f"digitise: error: {summary.summary_error.message}")
+        say(f"digitise: error: {summary.summary_error.message}")
     raise SystemExit(int(summary.exit_code.flags_passed() if exit_zero else summary.exit_code))
 
 
@@ -405,20 +408,20 @@ class _BatchShown:
 
     def found(self, pages: int) -> None:
         if self.terminal:
-            self.bar = _page_bar(pages)
+            self.bar = page_bar(pages)
 
     def page_read(self, step: int, read: int, found: int, match: str) -> None:
         # A reader gone (`batch ... 2>&1 | head`) costs only these lines: main() guards the streams.
         if self.bar is not None:
             self.bar.update(step)
         else:
-            _say(f"page {read} of {found} read ({match})")
+            say(f"page {read} of {found} read ({match})")
 
     def match_ended(self, result: JobResult, step: int) -> None:
         if self.bar is not None:
             self.bar.update(step)
         else:
-            _say(f"{result.status:8} {result.name} ({_count(result.pages, 'page')})")
+            say(f"{result.status:8} {result.name} ({counted(result.pages, 'page')})")
 
     def close(self) -> None:
         if self.bar is not None:
@@ -437,14 +440,14 @@ def _match_said(r: JobResult) -> str:
         else:
             result = f"{bottom} {r.score[0]}, {top} {r.score[1]}" + ("" if not r.length else ", unfinished")
         said.append(f"{bottom} v {top}, {length}, {result};")
-    figures = [_count(r.games, "game"), _count(r.turns, "turn"), f"{r.flagged - r.set_aside} flagged"]
+    figures = [counted(r.games, "game"), counted(r.turns, "turn"), f"{r.flagged - r.set_aside} flagged"]
     if r.set_aside:
-        figures.append(f"{_count(r.set_aside, 'board')} set aside")
+        figures.append(f"{counted(r.set_aside, 'board')} set aside")
     if r.closed_out:
-        figures.append(f"{_count(r.closed_out, 'closed-out turn')} written as "
+        figures.append(f"{counted(r.closed_out, 'closed-out turn')} written as "
                        f"{'a dance' if r.closed_out == 1 else 'dances'} of 21")
     if r.notes or r.page_errors:
-        figures.append(_count(len(r.notes) + len(r.page_errors), "note"))
+        figures.append(counted(len(r.notes) + len(r.page_errors), "note"))
     return " ".join(said) + " " + ", ".join(figures)
 
 
@@ -484,7 +487,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 @click.option("--json", "as_json", is_flag=True,
               help="The geometry JSON instead (for --paper FILE.json): printed, or written to -o FILE.json.")
 @click.option("--force", is_flag=True, help="Replace an existing output.")
-@_reports_errors
+@reports_errors
 def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bool) -> None:
     """Print the blank recording note (PDF or PNG), or its geometry (--json)."""
     # imported here: keeps `digitise --help` light (NumPy, OpenCV)
@@ -502,7 +505,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
         raise click.UsageError("give -o FILE.pdf or -o FILE.png (or --json)")
     written = write_template(geometry, output, dpi=dpi, overwrite=force)
     what = "geometry" if written.suffix.lower() == ".json" else "note"
-    _say(f"{written}: {geometry.name} {what}, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
+    say(f"{written}: {geometry.name} {what}, {geometry.page_mm[0]:g} x {geometry.page_mm[1]:g} mm")
 
 
 @cli.command(short_help="Fit another print's boards from a page into a template JSON.")
@@ -512,7 +515,7 @@ def template(paper: str, output: Path | None, dpi: int, as_json: bool, force: bo
 @click.option("--overlay", type=OUTPUT_FILE, help="A PNG of the page with the fitted squares drawn over it, to check.")
 @click.option("--name", help="The template's name (default: the output's file name).")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
-@_reports_errors
+@reports_errors
 def layout(page: Path, output: Path, overlay: Path | None, name: str | None, force: bool) -> None:
     """Fit the boards of a note of another print (no markers, other sizes and spacing) from the ruled lines of
     PAGE (its first page: blank or filled) and write them as a template for --template."""
@@ -522,8 +525,8 @@ def layout(page: Path, output: Path, overlay: Path | None, name: str | None, for
     summary = layout_to_file(page, output, overlay=overlay, name=name, overwrite=force)
     placed = summary.boards - summary.seen
     extra = f" ({placed} placed from the grid: check the overlay)" if placed else ""
-    _say(one_line(f"{summary.output}: {summary.boards} boards fitted{extra}, page turned {round(summary.turn, 1) + 0.0:+.1f} degrees"
-                  + (f"; overlay {summary.overlay}" if summary.overlay else "")))
+    say(one_line(f"{summary.output}: {summary.boards} boards fitted{extra}, page turned {round(summary.turn, 1) + 0.0:+.1f} degrees"
+                 + (f"; overlay {summary.overlay}" if summary.overlay else "")))
 
 
 @cli.command(short_help="Open the review page to fix flagged turns.")
@@ -537,7 +540,7 @@ def layout(page: Path, output: Path, overlay: Path | None, name: str | None, for
 @click.option("--learn", "learn_dir", type=PATH,
               help="Save corrected cells as labelled crops here, for `digitise train`.")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
-@_reports_errors
+@reports_errors
 def review(report: Path, port: int, host: str, readings: Path | None, learn_dir: Path | None,
            no_browser: bool) -> None:
     """Serve the review page for REPORT.json: fix flagged turns; each fix is written into the match's .mat.
@@ -551,21 +554,21 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
     if server.session is not None:
         mat = server.session.mat_path()
         written = f" and written into {mat}" if mat is not None else ""
-        _say(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}{written}; "
-             "Ctrl-C to stop)")
+        say(f"Review page: {server.url}  (corrections saved to {server.session.corrections_file}{written}; "
+            "Ctrl-C to stop)")
     elif server.folder is not None:
         count = len(server.folder.reports)
-        _say(f"Review page: {server.url}  ({_count(count, 'match', 'matches')} in "
-             f"{server.folder.folder}; each one's corrections saved beside its report and written into "
-             "its .mat; Ctrl-C to stop)")
+        say(f"Review page: {server.url}  ({counted(count, 'match', 'matches')} in "
+            f"{server.folder.folder}; each one's corrections saved beside its report and written into "
+            "its .mat; Ctrl-C to stop)")
     if host in ("0.0.0.0", "::", ""):
         # imported here: keeps `digitise --help` light (socket and its modules)
         import socket
 
-        _say(f"listening on every address of this machine: from another one, open "
-             f"http://{socket.gethostname()}:{server.server_address[1]}/")
+        say(f"listening on every address of this machine: from another one, open "
+            f"http://{socket.gethostname()}:{server.server_address[1]}/")
     for message in server.session.messages if server.session is not None else ():
-        _say(f"note: {message}")
+        say(f"note: {message}")
     if not no_browser:
         # imported here: keeps `digitise --help` light (webbrowser, ~5 ms)
         import webbrowser
@@ -620,7 +623,7 @@ def review(report: Path, port: int, host: str, readings: Path | None, learn_dir:
               help="--cellnet: a hand source (.npz of x and y, as in ../shared/data/hands; files read as one joined "
                    "by commas) whose digits are written into the training pages too; give it once a source.")
 @click.option("--force", is_flag=True, help="Replace an existing model.")
-@_reports_errors
+@reports_errors
 def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | None, cells: int, seed: int, jobs: int,
           cellnet: bool, matches: int, centre_matches: int, multi_matches: int, centre_epochs: int, only: str | None,
           cache: Path | None, augment: bool, elastic: float, second: bool, font_hand: bool, mnist: Path | None,
@@ -638,7 +641,7 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
                                                    augment=augment, elastic=elastic, second=second,
                                                    font_hand=font_hand, mnist=mnist, overwrite=force,
                                                    hands=tuple(tuple(Path(p) for p in h.split(",")) for h in hands)),
-                                    progress=_say)
+                                    progress=say)
         for kind, figures in net_report.figures.items():
             val = figures["validation"]
             click.echo(f"{kind}: validation cells top-1 {val['top1']:.2%}, top-3 {val['top3']:.2%}, "
@@ -666,18 +669,18 @@ def train(output: Path, glyphs: Path | None, synth: Path | None, epochs: int | N
               help="Write an overlay per page: markers, grid, cells and each cell's top reading.")
 @click.option("--no-header", is_flag=True, help="Skip the header (tesseract is the slowest step).")
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
-@_reports_errors
+@reports_errors
 def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir: Path | None, no_header: bool,
          force: bool) -> None:
     """Read PAGES (images or PDFs) into READINGS.json; exit 1 if a page could not be read (it is left out)."""
     # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import read_to_file
 
-    with _pages_shown(pages) as on_page:
+    with pages_shown(pages) as on_page:
         summary = read_to_file(list(pages), output, template=template, header=not no_header, debug_dir=debug_dir,
                                overwrite=force, on_page=on_page)
-    _problems(summary.skipped, summary.notes)
-    click.echo(one_line(f"{summary.output}: {_count(summary.pages, 'page')} read, {len(summary.skipped)} skipped"))
+    say_problems(summary.skipped, summary.notes)
+    click.echo(one_line(f"{summary.output}: {counted(summary.pages, 'page')} read, {len(summary.skipped)} skipped"))
     raise SystemExit(int(summary.exit_code))
 
 
@@ -696,7 +699,7 @@ def read(pages: tuple[Path, ...], output: Path, template: str | None, debug_dir:
 @click.option("--dpi", type=click.IntRange(50, 600), help="Resolution (default: drawn from the damage level).")
 @click.option("--names", "names_boards", is_flag=True, help="Open every game with a board of the players' names.")
 @click.option("--force", is_flag=True, help="Replace an existing output folder.")
-@_reports_errors
+@reports_errors
 def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: str, glyphs: Path | None, fmt: str,
           dpi: int | None, names_boards: bool, force: bool) -> None:
     """Render MATCH.mat as handwritten, scan-damaged note pages with truth files."""
@@ -706,7 +709,7 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
     written = write_synth(match_file, output_dir, paper=paper, seed=seed, degrade=degrade, glyphs=glyphs,
                           fmt=fmt, overwrite=force, dpi=dpi, names_boards=names_boards)
     pages = sum(1 for p in written if p.name.endswith(".truth.json"))
-    _say(f"{output_dir}: {pages} pages ({degrade}, seed {seed})")
+    say(f"{output_dir}: {pages} pages ({degrade}, seed {seed})")
 
 
 @cli.command("solve", short_help="Solve readings JSON into a .mat.")
@@ -721,15 +724,15 @@ def synth(match_file: Path, output_dir: Path, paper: str, seed: int, degrade: st
 @click.option("--roster", type=PATH, help=ROSTER_HELP)
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @click.option("--exit-zero", "exit_zero", is_flag=True, help=EXIT_ZERO_HELP)
-@_reports_errors
+@reports_errors
 def solve_command(readings: Path, output: Path, report: Path | None, players: str | None, length: int | None,
                   corrections: Path | None, roster: Path | None, force: bool, exit_zero: bool) -> None:
     """Solve READINGS.json (from `digitise read`) into a .mat match; exit 1 if turns are flagged."""
     # imported here: keeps `digitise --help` light (the pipeline and the solver, ~0.1 s)
     from digitise.pipeline import ScanOptions, solve_readings
 
-    options = ScanOptions(_players(players), length, corrections=corrections, overwrite=force,
-                          roster=_roster(roster), roster_file=roster)
+    options = ScanOptions(player_names(players), length, corrections=corrections, overwrite=force,
+                          roster=roster_names(roster), roster_file=roster)
     _tell(solve_readings(readings, output, report, options), exit_zero)
 
 
@@ -796,13 +799,13 @@ def main() -> None:
         code = cli.main(prog_name="digitise", standalone_mode=False)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx is not None else "digitise"
-        _say(f"digitise: usage error: {exc.format_message()} (see `{command} -h`)")
+        say(f"digitise: usage error: {exc.format_message()} (see `{command} -h`)")
         sys.exit(int(ExitCode.USAGE))
     except click.ClickException as exc:
-        _say(f"digitise: error: {exc.format_message()}")
+        say(f"digitise: error: {exc.format_message()}")
         sys.exit(exc.exit_code)
     except click.Abort:
-        _say("digitise: aborted")
+        say("digitise: aborted")
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 
