@@ -41,8 +41,8 @@ from digitise.solve import nodes, search
 from digitise.solve.compare import compare
 
 
-def _scored_as_read(self: search.Searcher, options: list[Any], forced: nodes.Forced) -> list[Any]:
-    """``Searcher._apply_forced`` keeping the imposed option's own score."""
+def _scored_as_read(options: list[Any], forced: nodes.Forced) -> list[Any]:
+    """``search.impose_as_sure`` keeping the imposed option's own score."""
     fitting = [o for o in options if fitting_module.fits_forced(o, forced)]
     if fitting and forced.response is not None:
         fitting = [fitting_module.with_answer(o, forced.response) for o in fitting]
@@ -59,7 +59,7 @@ def _scores(found: list[float]) -> Iterator[None]:
         found.append(final.score)
         return final
 
-    with mock.patch.object(search.Searcher, "_apply_forced", _scored_as_read), \
+    with mock.patch.object(search, "METHOD", search.SearchMethod(impose=_scored_as_read)), \
             mock.patch.object(solve_module, "best_explanation", noted), \
             mock.patch.object(length_module, "best_explanation", noted), \
             mock.patch.object(strangers_module, "best_explanation", noted):

@@ -15,8 +15,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
 
 from digitise.game.position import CHECKERS, OFF, Position, Side
 from digitise.game.rules import ALL_ROLLS, Play, Roll, game_value, is_closed_out, legal_plays
@@ -106,6 +106,85 @@ CLEAN = -0.3
 DOUBLET = -math.log(2.0)
 
 
+class Settle(Protocol):
+    """How a finished search gives every explanation an estimated final score (:func:`settle_best_first`)."""
+
+    def __call__(self, best_final: Node, finals: list[Node], deaths: list[tuple[Node, Summary, float, int]],
+                 merges: list[tuple[Node, Summary, float, Node]]) -> None: ...
+
+
+class Impose(Protocol):
+    """How the options of a board a correction constrains are scored (:func:`impose_as_sure`)."""
+
+    def __call__(self, options: list[Option], forced: Forced) -> list[Option]: ...
+
+
+def settle_best_first(best_final: Node, finals: list[Node], deaths: list[tuple[Node, Summary, float, int]],
+                      merges: list[tuple[Node, Summary, float, Node]]) -> None:
+    """Give every explanation an estimated final score, so each decision can be weighed: the solver's settling.
+
+    A dropped explanation is assumed to have fared, from where it was
+    dropped, as well as the best one did from the same board: its final
+    estimate is its score then plus the best explanation's later gains.
+    One merged into an equal state shares that state's future exactly.
+    """
+    chosen: dict[int, float] = {}
+    node: Node | None = best_final.parent
+    while node is not None and node.board is not None:
+        chosen[node.board] = node.score
+        node = node.parent
+    total = best_final.score
+    ends: list[tuple[float, Node, Summary]] = []
+    for final in finals:
+        final.best = final.score
+        assert final.parent is not None
+        ends.append((final.score, final.parent, final.summary))
+    ends += [(score + total - chosen.get(board, score), parent, summary) for parent, summary, score, board in deaths]
+    # The order each node's decisions are first heard of, in list order: it breaks the report's ties.
+    heard = first_recorded([(parent, summary) for _, parent, summary in ends])
+    # Best first: a node is worth the best end below it in any order, and so each end climbs only as far
+    # as a node not yet worth as much (a late end above the best otherwise climbs to the root, each time).
+    ends.sort(key=lambda end: -end[0])
+    for score, parent, summary in ends:
+        record_end(parent, summary, score)
+    for node, summaries in heard:
+        node.kids = {summary: node.kids[summary] for summary in summaries}
+    for parent, summary, score, survivor in reversed(merges):
+        if survivor.best > -math.inf:
+            record_end(parent, summary, score + (survivor.best - survivor.score))
+
+
+def impose_as_sure(options: list[Option], forced: Forced) -> list[Option]:
+    """A corrected board's options: those the correction fits, scored 0 as a sure board (a corrected double's
+    answer carried on with it); when none fits, every option at a heavy cost, flagged as a misfit."""
+    fitting = [replace(o, local=0.0, prior=0.0) for o in options if fits_forced(o, forced)]
+    if fitting and forced.response is not None:
+        # The double's answer shows on the board after it: it is carried there in the state.
+        fitting = [with_answer(o, forced.response) for o in fitting]
+    if fitting:
+        return fitting
+    return [replace(o, local=o.local - 30.0, tags=o.tags + (MISFIT_REASON,)) for o in options]
+
+
+@dataclass(frozen=True)
+class SearchMethod:
+    """What a search does besides its beam: how it scores a corrected board, settles its estimates, keeps its tree.
+
+    The default is the solver's. Others are for checks: the tests settle every estimate in turn and keep the
+    whole tree (the same match must come out); benchmarks/first_errors.py imposes a board at the score its
+    readings give it, to weigh the truth against the search's choice.
+    """
+
+    impose: Impose = impose_as_sure
+    settle: Settle = settle_best_first
+    #: Whether a finished search lets go of what no report reads; False keeps the whole tree.
+    prune: bool = True
+
+
+#: The method of every search: the solver's. A check swaps it for the whole of a solve.
+METHOD = SearchMethod()
+
+
 class Searcher:
     """Runs the beam over the boards of one match."""
 
@@ -136,6 +215,8 @@ class Searcher:
         self._moves = cache.moves
         #: Whether a double was among the explanations of the board being explained.
         self.doubled = False
+        #: What the search does besides its beam: :data:`METHOD` as it was when the search was made.
+        self.method = METHOD
 
     def plays(self, pos: Position, roll: Roll) -> tuple[Play, ...]:
         """Legal plays, cached: neighbouring hypotheses share positions."""
@@ -283,44 +364,10 @@ class Searcher:
                          node.state, local, node.score + local, tags)
             finals.append(final)
         best_final = max(finals, key=lambda n: n.score)
-        self._settle_all(best_final, finals, deaths, merges)
-        _prune(best_final)
+        self.method.settle(best_final, finals, deaths, merges)
+        if self.method.prune:
+            _prune(best_final)
         return root, best_final
-
-    @staticmethod
-    def _settle_all(best_final: Node, finals: list[Node], deaths: list[tuple[Node, Summary, float, int]],
-                    merges: list[tuple[Node, Summary, float, Node]]) -> None:
-        """Give every explanation an estimated final score, so each decision can be weighed.
-
-        A dropped explanation is assumed to have fared, from where it was
-        dropped, as well as the best one did from the same board: its final
-        estimate is its score then plus the best explanation's later gains.
-        One merged into an equal state shares that state's future exactly.
-        """
-        chosen: dict[int, float] = {}
-        node: Node | None = best_final.parent
-        while node is not None and node.board is not None:
-            chosen[node.board] = node.score
-            node = node.parent
-        total = best_final.score
-        ends: list[tuple[float, Node, Summary]] = []
-        for final in finals:
-            final.best = final.score
-            assert final.parent is not None
-            ends.append((final.score, final.parent, final.summary))
-        ends += [(score + total - chosen.get(board, score), parent, summary) for parent, summary, score, board in deaths]
-        # The order each node's decisions are first heard of, in list order: it breaks the report's ties.
-        heard = first_recorded([(parent, summary) for _, parent, summary in ends])
-        # Best first: a node is worth the best end below it in any order, and so each end climbs only as far
-        # as a node not yet worth as much (a late end above the best otherwise climbs to the root, each time).
-        ends.sort(key=lambda end: -end[0])
-        for score, parent, summary in ends:
-            record_end(parent, summary, score)
-        for node, summaries in heard:
-            node.kids = {summary: node.kids[summary] for summary in summaries}
-        for parent, summary, score, survivor in reversed(merges):
-            if survivor.best > -math.inf:
-                record_end(parent, summary, score + (survivor.best - survivor.score))
 
     def finish(self, state: State) -> tuple[tuple[Event, ...], float, tuple[Flag, ...]]:
         """What the end of the readings implies: a double never answered was dropped."""
@@ -387,7 +434,7 @@ class Searcher:
                     option.local += AFTER_MATCH
                     option.tags = option.tags + (AFTER_THE_END,)
         if forced is not None:
-            options = self._apply_forced(options, forced)
+            options = self.method.impose(options, forced)
         return options
 
     def _missing_turn(self, state: State, ev: BoardEvidence, options: list[Option], floor: float) -> None:
@@ -693,15 +740,6 @@ class Searcher:
         why = (Reason.ILLEGAL_MOVE_WRITTEN_AS.flag(roll=roll, shown=play, chosen=chosen) if chosen is not None
                else Reason.ILLEGAL_MOVE_UNPLAYABLE.flag(roll=roll, shown=play),)
         self._add_move(state, pre, pre_name, side, roll, chosen, cells, local, True, ev, [], options, why)
-
-    def _apply_forced(self, options: list[Option], forced: Forced) -> list[Option]:
-        fitting = [replace(o, local=0.0, prior=0.0) for o in options if fits_forced(o, forced)]
-        if fitting and forced.response is not None:
-            # The double's answer shows on the board after it: it is carried there in the state.
-            fitting = [with_answer(o, forced.response) for o in fitting]
-        if fitting:
-            return fitting
-        return [replace(o, local=o.local - 30.0, tags=o.tags + (MISFIT_REASON,)) for o in options]
 
 
 #: The reasons of a board explained only by a repair.

@@ -18,6 +18,7 @@ from digitise.notation.readings import Readings, paginate
 from digitise.solve import report_to_json, solve
 from digitise.solve import search as search_module
 from digitise.solve.nodes import Node, State, Summary, first_recorded, record_end
+from digitise.solve.search import SearchMethod
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -72,8 +73,7 @@ def test_a_long_noisy_match_reads_the_same_settled_best_first_and_pruned(seed: i
     assert len(readings.pages) >= 30
     solved = _solved(readings)
     # The whole tree kept and every estimate settled in turn: the same match, report and ties' order.
-    monkeypatch.setattr(search_module, "_prune", lambda final: None)
-    monkeypatch.setattr(search_module.Searcher, "_settle_all", staticmethod(_settle_all_in_order))
+    monkeypatch.setattr(search_module, "METHOD", SearchMethod(settle=_settle_all_in_order, prune=False))
     assert _solved(readings) == solved
 
 
