@@ -399,7 +399,7 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     hold the wider print.
     """
     votes = bands = 0
-    for widths in _number_widths(binary, boards):
+    for widths in number_widths(binary, boards):
         bands += 1
         # Two figures are about twice one's width; dots, or no print, are alike at both ends.
         left, right = sum(widths[:3]), sum(widths[9:])
@@ -412,7 +412,7 @@ def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     return -1 if votes < 0 else 1
 
 
-def _number_widths(binary: np.ndarray, boards: Sequence[FittedBoard]) -> Iterator[list[float]]:
+def number_widths(binary: np.ndarray, boards: Sequence[FittedBoard]) -> Iterator[list[float]]:
     """The widths (px) of the print in the twelve columns of each band of point numbers (a band where at least ten
     columns hold print: a row of numbers)."""
     for columns in _number_bands(binary, boards, (0.1, 0.9)):
@@ -503,11 +503,11 @@ def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
     upside down it comes last. Each such number votes, whatever the font.
     ``figures``: the upright page's print and its darkness (:func:`_figures`).
     """
-    votes, tens_seen = _figure_votes(figures, boards)
-    return _verdict(votes, tens_seen)
+    votes, tens_seen = figure_votes(figures, boards)
+    return figures_verdict(votes, tens_seen)
 
 
-def _verdict(votes: int, tens_seen: int) -> int:
+def figures_verdict(votes: int, tens_seen: int) -> int:
     """Which way up the ten-numbers' net ``votes`` say (see :func:`figures_upright`), 0 when too few agree."""
     # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
     if abs(votes) < max(4.0, tens_seen / 2):
@@ -515,7 +515,7 @@ def _verdict(votes: int, tens_seen: int) -> int:
     return 1 if votes > 0 else -1
 
 
-def _figure_votes(figures: np.ndarray, boards: Sequence[FittedBoard], inset: float = 0.08) -> tuple[int, int]:
+def figure_votes(figures: np.ndarray, boards: Sequence[FittedBoard], inset: float = 0.08) -> tuple[int, int]:
     """The ten-numbers' net votes for upright (see :func:`figures_upright`) and how many were seen."""
     votes = tens_seen = 0
     for columns in _number_bands(figures, boards, (0.05, 0.95), inset):
@@ -582,9 +582,9 @@ def _upright(fit: LayoutFit, figures: np.ndarray, work_shape: Sequence[int], ful
     votes = tens_seen = 0
     for crop, board in crops:
         # The full page's lines are placed from the working copy's, a pixel or two either way: closer to them.
-        more, seen = _figure_votes(crop, (board,), inset=0.04)
+        more, seen = figure_votes(crop, (board,), inset=0.04)
         votes, tens_seen = votes + more, tens_seen + seen
-    return _verdict(votes, tens_seen)
+    return figures_verdict(votes, tens_seen)
 
 
 def _template(boards: Sequence[FittedBoard], scale: float, size: tuple[int, int], name: str,
@@ -714,7 +714,7 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
     figures = _figures(upright)
     printed = figures[..., 0] > 0
     flipped = numbers_side(printed, boards) > 0
-    numbered = sum(1 for _ in _number_widths(printed, boards)) >= 4
+    numbered = sum(1 for _ in number_widths(printed, boards)) >= 4
     template = _template(boards, scale, size, name, flipped, indices)
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
