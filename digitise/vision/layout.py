@@ -29,8 +29,8 @@ The steps, on the working copy (a few px per mm):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import combinations
 from types import MappingProxyType
 
@@ -40,8 +40,57 @@ import numpy as np
 from digitise.errors import LayoutError
 from digitise.notation.marks import BOARDS_PER_PAGE, BOTTOM_ROW, TOP_ROW
 from digitise.notation.template import BoardGeometry, Rect, Template
-from digitise.vision.grid import board_lines, mirrored
+from digitise.vision.fitted import FittedBoard, LayoutFit
+from digitise.vision.layout_overlay import draw_layout, reduced
 from digitise.vision.page_image import darkest_channel
+from digitise.vision.printed_numbers import (
+    figure_votes,
+    figures_upright,
+    figures_verdict,
+    labels_side,
+    number_widths,
+    numbers_side,
+)
+from digitise.vision.same_print import (
+    SAME_BOARD_MM,
+    SAME_PRINT_MM,
+    SAME_PRINT_STRETCH,
+    board_crossings,
+    print_map,
+    same_boards,
+)
+
+# The fit's own names, and those of the modules split from it, importable from here as before the split.
+__all__ = [
+    "BOARD_GRIDS",
+    "BOARD_LIKE",
+    "CLOSED_EDGES",
+    "FIGURE_PITCH_PX",
+    "LINE_COVER",
+    "MAX_TURN_DEG",
+    "MIN_SEEN",
+    "MIN_SEEN_SHARE",
+    "OPEN_CENTRE",
+    "OWN_CELL_W_MM",
+    "SAME_BOARD_MM",
+    "SAME_PRINT_MM",
+    "SAME_PRINT_STRETCH",
+    "UNEQUAL",
+    "FittedBoard",
+    "LayoutFit",
+    "board_crossings",
+    "draw_layout",
+    "figures_upright",
+    "fit_layout",
+    "labels_side",
+    "numbers_side",
+    "page_turn",
+    "print_map",
+    "reduced",
+    "same_boards",
+    "way_up",
+]
+
 
 #: Largest turn of the page looked for (degrees either way).
 MAX_TURN_DEG = 7.0
@@ -69,47 +118,6 @@ BOARD_LIKE = 0.35
 #: Style key of a fitted template: strokes beyond a board's outer lines are not its cells' (the print
 #: may write point numbers or labels there).
 CLOSED_EDGES = "closed_edges"
-
-
-@dataclass(frozen=True, slots=True)
-class FittedBoard:
-    """One board found on the upright working image (px): its outer edges, its four row lines, and the
-    thirteen lines of its point squares (``first`` + k * ``pitch``)."""
-
-    left: float
-    right: float
-    ys: tuple[float, float, float, float]
-    first: float
-    pitch: float
-
-    @property
-    def xs(self) -> tuple[float, ...]:
-        """Its fifteen vertical lines, left to right."""
-        return (self.left, *(self.first + k * self.pitch for k in range(13)), self.right)
-
-
-@dataclass(frozen=True, slots=True)
-class LayoutFit:
-    """A page's boards fitted from its lines: the template (page mm) and where it lies on the image."""
-
-    template: Template
-    #: Template mm -> px of the image fitted.
-    homography: np.ndarray
-    #: How far the page was turned (degrees, anticlockwise in the image).
-    turn: float
-    #: Boards seen; the others of the lattice were placed from their row and column.
-    seen: int
-    boards: tuple[FittedBoard, ...]
-    #: The print is mirrored: off squares on the left, points 1 to 12 left to right (told by its point numbers).
-    mirrored: bool = False
-    #: Its printed figures said which way up the page stands (else it is taken as it lies, if it may be: see
-    #: :func:`way_up`).
-    way_up_seen: bool = True
-    #: Point numbers are printed beside its squares (rows of them seen).
-    numbered: bool = True
-    #: Boards (their numbers on the page, in reading order) whose long lines were seen but not their squares, on a
-    #: page of boards of unequal size: not read (none is placed from the others).
-    unread: tuple[int, ...] = ()
 
 
 def _binary(grey: np.ndarray, contrast: int = 6) -> np.ndarray:
@@ -373,173 +381,6 @@ def _lattice(found: list[FittedBoard], rows_only: Sequence[tuple[float, float, t
     return out
 
 
-def _number_bands(image: np.ndarray, boards: Sequence[FittedBoard], inner: tuple[float, float], inset: float = 0.08
-                  ) -> Iterator[list[np.ndarray]]:
-    """Where point numbers are printed (above each board's top row, below its bottom row, ``inset`` of a row's
-    height clear of it): each band as its twelve columns' crops of ``image``, each column the part ``inner``
-    (fractions of a point's pitch) of its point's width."""
-    lo, hi = inner
-    for b in boards:
-        h = b.ys[1] - b.ys[0]
-        for y0, y1 in ((b.ys[0] - 0.6 * h, b.ys[0] - inset * h), (b.ys[3] + inset * h, b.ys[3] + 0.6 * h)):
-            columns = []
-            for k in range(12):
-                x0, x1 = int(b.first + (k + lo) * b.pitch), int(b.first + (k + hi) * b.pitch)
-                columns.append(image[max(int(y0), 0):max(int(y1), 0), max(x0, 0):max(x1, 0)])
-            yield columns
-
-
-def numbers_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
-    """Which side the print's point numbers say the high points are on: -1 left (as digitise's own note), 1 right
-    (a mirrored print), 0 when there are no numbers beside the squares to tell.
-
-    Point numbers printed above or below a row are the one mark a layout
-    gives that is not symmetric: 10, 11 and 12 take two figures, 1, 2 and 3
-    one. Each band of numbers votes for the side whose three outer columns
-    hold the wider print.
-    """
-    votes = bands = 0
-    for widths in number_widths(binary, boards):
-        bands += 1
-        # Two figures are about twice one's width; dots, or no print, are alike at both ends.
-        left, right = sum(widths[:3]), sum(widths[9:])
-        if left > 1.5 * right:
-            votes -= 1
-        elif right > 1.5 * left:
-            votes += 1
-    if bands < 4 or abs(votes) < bands / 2:
-        return 0
-    return -1 if votes < 0 else 1
-
-
-def number_widths(binary: np.ndarray, boards: Sequence[FittedBoard]) -> Iterator[list[float]]:
-    """The widths (px) of the print in the twelve columns of each band of point numbers (a band where at least ten
-    columns hold print: a row of numbers)."""
-    for columns in _number_bands(binary, boards, (0.1, 0.9)):
-        widths = []
-        for band in columns:
-            # Columns with print in them: two dark pixels or more (a speck of paper grain is one).
-            dark = np.flatnonzero(band.sum(axis=0) >= 2) if band.size else np.zeros(0, int)
-            widths.append(float(dark[-1] - dark[0] + 1) if dark.size else 0.0)
-        if sum(w > 0 for w in widths) >= 10:
-            yield widths
-
-
-def labels_side(binary: np.ndarray, boards: Sequence[FittedBoard]) -> int:
-    """Which end of its centre strip the print puts its boards' numbers: -1 left (as digitise's own note and the
-    club prints, beside the result squares or the board), 1 right (a page upside down, or a mirrored print), 0 when
-    they do not say.
-
-    Between the rows, beyond each end of the centre strip, a note prints
-    nothing but the board's number (a number printed left of a board also
-    lies beyond the right end of the board to its left). A board votes for
-    each end holding print as tall as a figure; told when the boards voting
-    for one end are most of them and at least twice the other's. Takes the
-    print to be a normal one: a mirrored print says the opposite.
-    """
-    ends = [0, 0]
-    for b in boards:
-        xs, strip = b.xs, b.ys[2] - b.ys[1]
-        y0, y1 = int(b.ys[1] + 0.12 * strip), int(np.ceil(b.ys[2] - 0.12 * strip))
-        spans = ((b.left - 0.8 * b.pitch, xs[1] - 0.15 * b.pitch), (xs[13] + 0.15 * b.pitch, b.right + 0.8 * b.pitch))
-        for side, (x0, x1) in enumerate(spans):
-            zone = binary[max(y0, 0):max(y1, 0), max(int(x0), 0):max(int(np.ceil(x1)), 0)].astype(np.uint8)
-            if not zone.size:
-                continue
-            count, _, stats, _ = cv2.connectedComponentsWithStats(zone, connectivity=8)
-            tallest = max((int(stats[i, cv2.CC_STAT_HEIGHT]) for i in range(1, count)), default=0)
-            ends[side] += tallest >= max(3.0, 0.25 * strip)
-    left, right = ends
-    if max(left, right) < len(boards) / 2 + 1 or max(left, right) < 2 * min(left, right):
-        return 0
-    return -1 if left > right else 1
-
-
-def _print_in(band: np.ndarray) -> np.ndarray | None:
-    """The printed number in a column of a band of numbers (see :func:`figures_upright`), cropped to its ink
-    (specks dropped) and given as its darkness (a figure a few px wide is more than its thresholded pixels), or
-    None."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(band[..., 0].astype(np.uint8), connectivity=8)
-    tallest = max((int(stats[i, cv2.CC_STAT_HEIGHT]) for i in range(1, count)), default=0)
-    if tallest < 4:
-        return None
-    keep = [i for i in range(1, count) if stats[i, cv2.CC_STAT_HEIGHT] >= 0.6 * tallest]
-    mask = np.isin(labels, keep)
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    return (band[..., 1] * near)[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].astype(np.float32)
-
-
-def _square(figure: np.ndarray) -> np.ndarray:
-    """A figure centred on a square, 16 px a side (its proportions kept: a 1 is narrow)."""
-    h, w = figure.shape
-    side = max(h, w)
-    square = np.zeros((side, side), np.float32)
-    square[(side - h) // 2:(side - h) // 2 + h, (side - w) // 2:(side - w) // 2 + w] = figure
-    return cv2.resize(square, (16, 16), interpolation=cv2.INTER_AREA)
-
-
-def _halves(number: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A two-figure number split where its ink is thinnest in its middle (at a few px per mm the figures touch)."""
-    w = number.shape[1]
-    lo, hi = int(0.3 * w), max(int(0.7 * w), int(0.3 * w) + 1)
-    cut = lo + int(np.argmin(number[:, lo:hi].sum(axis=0)))
-    return number[:, :cut], number[:, cut:]
-
-
-def _alike(a: np.ndarray, b: np.ndarray) -> float:
-    """How alike two figures are (their overlap over their union, each on its square)."""
-    a, b = _square(a), _square(b)
-    return float(np.minimum(a, b).sum() / max(float(np.maximum(a, b).sum()), 1e-9))
-
-
-def figures_upright(figures: np.ndarray, boards: Sequence[FittedBoard]) -> int:
-    """Whether the print's point numbers stand the right way up: 1 yes, -1 upside down (the page turned a half
-    turn), 0 when there are no numbers beside the squares to tell.
-
-    A board's lines look the same turned a half turn; its printed figures do
-    not. The lone figure at the one-figure end of a band of numbers is the 1,
-    and in 10 and 12 the 1 comes first, whichever side the print puts them;
-    upside down it comes last. Each such number votes, whatever the font.
-    ``figures``: the upright page's print and its darkness (:func:`_figures`).
-    """
-    votes, tens_seen = figure_votes(figures, boards)
-    return figures_verdict(votes, tens_seen)
-
-
-def figures_verdict(votes: int, tens_seen: int) -> int:
-    """Which way up the ten-numbers' net ``votes`` say (see :func:`figures_upright`), 0 when too few agree."""
-    # Figures a few px tall vote at random (a tenth of a degree more turn swings them): most must agree.
-    if abs(votes) < max(4.0, tens_seen / 2):
-        return 0
-    return 1 if votes > 0 else -1
-
-
-def figure_votes(figures: np.ndarray, boards: Sequence[FittedBoard], inset: float = 0.08) -> tuple[int, int]:
-    """The ten-numbers' net votes for upright (see :func:`figures_upright`) and how many were seen."""
-    votes = tens_seen = 0
-    for columns in _number_bands(figures, boards, (0.05, 0.95), inset):
-        numbers = [_print_in(band) if band.size else None for band in columns]
-        if any(n is None for n in numbers):
-            continue  # no band of numbers here
-        widths = [n.shape[1] for n in numbers if n is not None]
-        single = float(np.median(widths[3:9]))
-        if min(widths[:3]) > 1.5 * single >= 1.5 * widths[11]:
-            one, tens = numbers[11], (numbers[0], numbers[2])
-        elif min(widths[9:]) > 1.5 * single >= 1.5 * widths[0]:
-            one, tens = numbers[0], (numbers[11], numbers[9])
-        else:
-            continue  # not a band of 1 to 12 (or too damaged to tell)
-        for number in tens:
-            if one is None or number is None:
-                continue
-            tens_seen += 1
-            first, second = _halves(number)
-            lead = _alike(first, one) - _alike(second, one)
-            votes += 1 if lead > 0.1 else -1 if lead < -0.1 else 0
-    return votes, tens_seen
-
-
 def _figures(upright: np.ndarray) -> np.ndarray:
     """An upright page's print (thresholded firmly: print, not paper grain) and its darkness above the paper's, the
     two channels :func:`figures_upright` reads."""
@@ -768,96 +609,3 @@ def _each_own(found: Sequence[FittedBoard], rows_only: Sequence[tuple[float, flo
     if len(boards) < _needed(len(ordered)):
         raise LayoutError(f"no grid of boards found: the squares of only {len(boards)} of {len(ordered)} boards seen")
     return boards, indices, unread
-
-
-def board_crossings(template: Template) -> np.ndarray:
-    """Every board's line crossings (mm), boards in order: (boards * 60, 2)."""
-    points = []
-    for board in template.boards:
-        lines = board_lines(board)
-        points += [(x, y) for y in lines.ys for x in lines.xs]
-    return np.array(points, np.float64)
-
-
-#: A fitted layout is the template's own print when one homography (a page photographed at a slant) maps
-#: every line crossing of the template within this (mm) of the fitted one ...
-SAME_PRINT_MM = 1.2
-#: ... stretching it no more than this much more one way than the other (the prints' own proportions differ:
-#: a taller row or centre strip is no slant of the camera).
-SAME_PRINT_STRETCH = 0.04
-#: A board alone is its template's when it is moved and turned onto it within this (mm).
-SAME_BOARD_MM = 0.6
-
-
-def print_map(fitted: Template, template: Template, *, sides: bool = True) -> np.ndarray | None:
-    """The homography from ``template``'s mm to ``fitted``'s (a :func:`fit_layout` template) when they are one
-    print (see :data:`SAME_PRINT_MM`), else None. Without ``sides``, the lines alone are compared, not which
-    side the off squares were told to be on."""
-    if len(fitted.boards) != len(template.boards):
-        return None
-    if sides and mirrored(fitted.boards[0]) != mirrored(template.boards[0]):
-        return None
-    src, dst = board_crossings(template), board_crossings(fitted)
-    homography, _ = cv2.findHomography(src, dst, 0)
-    if homography is None:
-        return None
-    mapped = cv2.perspectiveTransform(src.reshape(-1, 1, 2), homography).reshape(-1, 2)
-    if float(np.linalg.norm(mapped - dst, axis=1).max()) > SAME_PRINT_MM:
-        return None
-    centre = src.mean(axis=0)
-    ends = cv2.perspectiveTransform(np.array([[centre, centre + [1.0, 0.0], centre + [0.0, 1.0]]]), homography)[0]
-    across, down = float(np.linalg.norm(ends[1] - ends[0])), float(np.linalg.norm(ends[2] - ends[0]))
-    if abs(across / max(down, 1e-9) - 1.0) > SAME_PRINT_STRETCH:
-        return None
-    return np.asarray(homography, np.float64)
-
-
-def same_boards(fitted: Template, template: Template) -> bool:
-    """Whether each board of ``fitted`` (a :func:`fit_layout` template of fewer boards than ``template``, say a
-    page of it with boards hidden) is drawn as ``template``'s first: the same print's boards, whatever grid they
-    were found in. Both are in mm of a point square 9.75 mm wide, so a board is only moved and turned onto the
-    other, every line crossing within :data:`SAME_BOARD_MM` (one board alone says less than a page)."""
-    if not fitted.boards or len(fitted.boards) >= len(template.boards):
-        return False
-    own = board_crossings(replace(template, boards=template.boards[:1])).astype(np.float32)
-    for board in fitted.boards:
-        seen = board_crossings(replace(fitted, boards=(board,))).astype(np.float32)
-        matrix, _ = cv2.estimateAffinePartial2D(own, seen, method=cv2.LMEDS)
-        if matrix is None:
-            return False
-        if abs(float(np.hypot(matrix[0, 0], matrix[1, 0])) - 1.0) > SAME_PRINT_STRETCH:
-            return False
-        mapped = own @ matrix[:, :2].T + matrix[:, 2]
-        if float(np.linalg.norm(mapped - seen, axis=1).max()) > SAME_BOARD_MM:
-            return False
-    return True
-
-
-def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
-    """``grey`` reduced by a whole number to about ``long_side`` px, and the factor (reduced px per px)."""
-    step = int(np.ceil(max(grey.shape[:2]) / long_side))
-    if step <= 1:
-        return grey, 1.0
-    return cv2.resize(grey, None, fx=1.0 / step, fy=1.0 / step, interpolation=cv2.INTER_AREA), 1.0 / step
-
-
-def draw_layout(image: np.ndarray, template: Template, homography: np.ndarray, long_side: int = 2200) -> np.ndarray:
-    """``image`` (grey or BGR) with ``template``'s cells drawn where ``homography`` (mm -> px) puts them:
-    point, result and off squares in green, centre strips in blue, each board's number in red."""
-    canvas = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    factor = min(1.0, long_side / max(canvas.shape[:2]))
-    canvas = cv2.resize(canvas, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA) if factor < 1.0 else canvas.copy()
-    to_canvas = np.diag([factor, factor, 1.0]) @ np.asarray(homography, np.float64)
-
-    def quad(rect: Rect) -> np.ndarray:
-        pts = np.array(rect.corners, np.float64).reshape(-1, 1, 2)
-        return np.round(cv2.perspectiveTransform(pts, to_canvas).reshape(-1, 2)).astype(np.int32)
-
-    for board in template.boards:
-        for name, rect in board.cells.items():
-            colour = (255, 120, 0) if name == "centre" else (0, 170, 0)
-            cv2.polylines(canvas, [quad(rect)], True, colour, 2 if name == "centre" else 1, cv2.LINE_AA)
-        corner = quad(board.cells["Bres"])[0]
-        cv2.putText(canvas, str(board.index), (int(corner[0]) - 22, int(corner[1]) + 16), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
-                    (0, 0, 230), 2, cv2.LINE_AA)
-    return canvas
