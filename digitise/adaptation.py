@@ -112,7 +112,7 @@ def written_on_sure_boards(report: Report | Mapping[str, object], bar: float | N
             continue
         text = f"{only.player} {only.dice[0]}{only.dice[1]}: {only.move or ''}"
         try:
-            sure[place] = corrected_cells(text, {"player": only.player, "position_before": only.position_before})
+            sure[place] = corrected_cells(text, only)
         except ValueError:
             continue
     return sure
@@ -176,17 +176,19 @@ def _boards(readings: Readings) -> dict[Place, BoardReading]:
     return {(page.page, board.index): board for page in readings.pages for board in page.boards}
 
 
-def _decisions(report: Mapping[str, object]) -> dict[tuple[int, int, int], tuple[object, ...]]:
-    return {key: (turn.get("action"), turn.get("player"), str(turn.get("dice")), turn.get("move"))
-            for key, turn in turns_by_board(report)}
+def _decisions(report: Report) -> dict[tuple[int, int, int], tuple[object, ...]]:
+    # A board set aside decides nothing: as its blank turn says it (no player, dice or play).
+    return {on.key: (on.action, on.player, str(list(on.turn.dice) if on.turn and on.turn.dice else None),
+                     on.turn.move if on.turn else "")
+            for on in turns_by_board(report)}
 
 
-def _decisions_at(report: Mapping[str, object], places: set[Place]) -> dict[tuple[int, int, int], tuple[object, ...]]:
+def _decisions_at(report: Report, places: set[Place]) -> dict[tuple[int, int, int], tuple[object, ...]]:
     """The decisions of ``report``'s turns on the boards at ``places``."""
     return {key: decision for key, decision in _decisions(report).items() if key[:2] in places}
 
 
-def turns_changed(before: Mapping[str, object], after: Mapping[str, object]) -> int:
+def turns_changed(before: Report, after: Report) -> int:
     """Turns whose decision differs between two reports (a turn in one only counts too)."""
     a, b = _decisions(before), _decisions(after)
     return sum(1 for key in set(a) | set(b) if a.get(key) != b.get(key))
@@ -209,7 +211,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
     if not flagged:
         return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=SURE_AT_ONCE)
     result, current, learned, rounds = first, readings, 0, 0
-    kept = _decisions_at(first.report, set(sure))
+    kept = _decisions_at(first.solved, set(sure))
     for _ in range(ROUNDS):
         samples = hand_samples(readings, hand, written_on_sure_boards(result.solved))
         adapted = learn_hand(samples, heads)
@@ -223,7 +225,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         if again == current:
             break
         solved = solve_again(again)
-        now = _decisions_at(solved.report, set(sure))
+        now = _decisions_at(solved.solved, set(sure))
         if KEEP_SURE and now != kept:
             # The hand learned from the sure turns now decides one of them otherwise: it contradicts what it
             # learned from, so the round before is kept.
@@ -233,13 +235,13 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
                 return first, readings, Adaptation(adapted.samples, len(unsure), 0, flagged, flagged, 0, skipped=why)
             break
         before, result, current, learned, rounds = result, solved, again, adapted.samples, rounds + 1
-        if SETTLED and not turns_changed(before.report, result.report):
+        if SETTLED and not turns_changed(before.solved, result.solved):
             break
     if result.flagged > flagged:
         # Not this writer's hand after all (a second writer, writing crossed out and rewritten): the first reading.
         why = FLAGGED_MORE.format(after=result.flagged, before=flagged)
         return first, readings, Adaptation(learned, len(unsure), 0, flagged, flagged, rounds, skipped=why)
-    return result, current, Adaptation(learned, len(unsure), turns_changed(first.report, result.report),
+    return result, current, Adaptation(learned, len(unsure), turns_changed(first.solved, result.solved),
                                        flagged, result.flagged, rounds)
 
 

@@ -8,31 +8,31 @@ from typing import Any
 
 from digitise.game.match import Cube, MatchState
 from digitise.game.position import Side
+from digitise.solve.report_types import Report, Turn
 
 #: The part of a board each of the page's per-turn actions corrects (a board may hold a move and a
 #: resignation, or a double and its answer).
 ACTION_PARTS = {"move": "move", "double": "cube", "take": "cube", "drop": "cube", "resign": "resign"}
 
 
-def board_parts(turns: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """A board's turns (as a report gives them) as correction text, by part: ``move``, ``cube``, ``resign``."""
+def board_parts(turns: Sequence[Turn]) -> dict[str, str]:
+    """A board's turns as correction text, by part: ``move``, ``cube``, ``resign``."""
     parts: dict[str, str] = {}
     for turn in turns:
-        action = turn.get("action")
-        if action == "move" and turn.get("dice"):
-            high, low = sorted(int(d) for d in turn["dice"])[::-1]
-            who = turn.get("player")
-            parts["move"] = f"{who + ' ' if who in ('bottom', 'top') else ''}{high}{low}: {turn.get('move') or ''}".rstrip()
+        action = turn.action
+        if action == "move" and turn.dice:
+            high, low = sorted(turn.dice)[::-1]
+            parts["move"] = f"{turn.player} {high}{low}: {turn.move or ''}".rstrip()
         elif action == "double":
             parts.setdefault("cube", "double")
         elif action in ("take", "drop"):
             parts["cube"] = f"double; {action}"
-        elif action == "resign" and isinstance(turn.get("points"), int) and turn["points"] >= 1:
-            parts["resign"] = f"resign {turn['points']}"
+        elif action == "resign" and turn.points is not None and turn.points >= 1:
+            parts["resign"] = f"resign {turn.points}"
     return parts
 
 
-def with_other_turns(text: str, part: str, turns: Sequence[Mapping[str, Any]]) -> str:
+def with_other_turns(text: str, part: str, turns: Sequence[Turn]) -> str:
     """The correction ``text`` of one part of a board, with the board's other parts as they are now.
 
     Marking the resignation on a board that also holds the opponent's last
@@ -60,7 +60,7 @@ def named_side(players: Sequence[str] | None, side: str | None) -> str:
     return str(side or "the player on roll")
 
 
-def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str,
+def no_double_because(report: Report, key: tuple[int, int], text: str,
                       header: Mapping[str, Any]) -> str | None:
     """The rule that forbids the double a correction ``text`` puts on board ``key``, if one does.
 
@@ -73,13 +73,11 @@ def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str
         return None
     players, length = header.get("players"), header.get("length")
     state = MatchState(length if isinstance(length, int) and length > 0 else 0)
-    for game in report.get("games") or ():
+    for game in report.games:
         cube, doubler = Cube(), None
-        for number, turn in enumerate(game.get("turns") or ()):
-            side = turn.get("player")
-            if (turn.get("page"), turn.get("board")) == key:
-                if side not in ("bottom", "top"):
-                    return None
+        for number, turn in enumerate(game.turns):
+            side = turn.player
+            if (turn.page, turn.board) == key:
                 me = Side(side)
                 if number == 0:
                     return "a game opens with a roll, never a double"
@@ -91,12 +89,12 @@ def no_double_because(report: Mapping[str, Any], key: tuple[int, int], text: str
                     return (f"{named_side(players, side)} needs {state.needs(me)} to win the match and the cube is "
                             f"at {cube.value}: a double gains nothing, and GNU Backgammon allows none")
                 return None
-            if turn.get("action") == "double" and side in ("bottom", "top"):
+            if turn.action == "double":
                 doubler = Side(side)
-            elif turn.get("action") == "take" and doubler is not None:
+            elif turn.action == "take" and doubler is not None:
                 cube, doubler = cube.doubled_by(doubler), None
-        winner, points = game.get("winner"), game.get("points")
-        if winner not in ("bottom", "top") or not isinstance(points, int):
+        winner, points = game.winner, game.points
+        if winner is None or points is None:
             return None
         state = state.after_game(Side(winner), points)
     return None

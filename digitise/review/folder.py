@@ -18,8 +18,10 @@ from digitise.errors import DigitiseError, InputError
 from digitise.fileio import json_document, natural_key, read_text
 from digitise.game.record import MatchOutcome
 from digitise.notation.mat import outcome_of_file
+from digitise.review.scanned import load_scanned
 from digitise.review.session import ReviewSession
-from digitise.solve.corrections import read_reviewed
+from digitise.solve.corrections import corrections_path, load_corrections_file
+from digitise.solve.report_types import json_of
 
 #: Files beside the reports that are not reports (the reader's output, corrections, the batch summary).
 NOT_REPORTS = (".readings.json", ".corrections.json")
@@ -45,9 +47,9 @@ def find_reports(folder: Path) -> list[Path]:
     return [p for p in sorted(candidates, key=natural_key) if _is_report(p)]
 
 
-def _mat_beside(report: Path, named: object) -> Path | None:
+def _mat_beside(report: Path, named: str | None) -> Path | None:
     """The ``.mat`` a report names (relative to its folder), when it names one there."""
-    if not isinstance(named, str) or not named.endswith(".mat"):
+    if named is None or not named.endswith(".mat"):
         return None
     path = report.parent / named
     try:
@@ -136,16 +138,20 @@ class ReviewFolder:
                 session = self._sessions.get(number)
             try:
                 if session is not None:
-                    summary, notes, corrected, reviewed, entry["mat_saved"] = session.overview()
-                    ended, closed_out = session.outcome(), session.report.get("closed_out")
+                    now, corrected, reviewed, entry["mat_saved"] = session.overview()
+                    summary, ended = json_of(now.summary), session.outcome()
                 else:
-                    doc, kept = read_reviewed(report)
-                    summary, notes = doc.get("summary") or {}, doc.get("notes") or []
+                    scanned = load_scanned(report)
+                    now = scanned.report
+                    saved = corrections_path(report)
+                    kept = load_corrections_file(saved) if saved.exists() else None
+                    # The match as last re-solved on its page, when its corrections file keeps it.
+                    summary = dict(kept.summary) if kept is not None and kept.summary is not None else json_of(now.summary)
                     corrected = len(kept.boards) if kept else 0
                     reviewed = bool(kept and kept.header.given)
                     # The .mat holds the match as last corrected (each correction is written into it).
-                    mat = _mat_beside(report, doc.get("mat"))
-                    ended, closed_out = (outcome_of_file(mat) if mat else None), doc.get("closed_out")
+                    mat = _mat_beside(report, scanned.mat)
+                    ended = outcome_of_file(mat) if mat else None
             except DigitiseError as exc:
                 entry["problem"] = exc.message
             except (OSError, ValueError, TypeError, RecursionError) as exc:
@@ -153,8 +159,7 @@ class ReviewFolder:
             else:
                 entry.update(turns=summary.get("turns"), flagged=summary.get("flagged"),
                              set_aside=summary.get("set_aside") or 0, games=summary.get("games"),
-                             corrected=corrected, header_set=reviewed, notes=[str(n) for n in notes],
-                             opened=session is not None, **_outcome_json(ended),
-                             closed_out=closed_out if isinstance(closed_out, int) else 0)
+                             corrected=corrected, header_set=reviewed, notes=[note.text for note in now.notes],
+                             opened=session is not None, **_outcome_json(ended), closed_out=now.closed_out)
             listed.append(entry)
         return listed

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from digitise.errors import DigitiseError, InputError, OutputError, short
-from digitise.fileio import folder_problem, load_json, write_atomic
+from digitise.fileio import folder_problem, write_atomic
 from digitise.game.position import Position
 from digitise.game.record import MatchOutcome, outcome
 from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
@@ -42,9 +42,8 @@ from digitise.review.changes import (
     default_solver,
     describe_turn,
     report_changes,
-    scan_header,
 )
-from digitise.review.checks import check_report, looks_like_mat
+from digitise.review.checks import looks_like_mat
 from digitise.review.pictures import (
     CROP_MARGIN,
     BoardSource,
@@ -63,6 +62,7 @@ from digitise.review.refusals import (
     file_stamp,
     report_locked,
 )
+from digitise.review.scanned import load_scanned
 from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
@@ -72,20 +72,15 @@ from digitise.solve.corrections import (
     corrections_path,
     header_from_json,
     load_corrections_file,
-    pages_from_json,
     place_from_request,
     save_corrections,
     unfitting,
 )
-from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason, codes_of, reason_by_code
-from digitise.solve.reviewed import corrected_cells, corrected_readings, turn_at, turns_by_board
+from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason
+from digitise.solve.report_types import Report, Turn, json_of
+from digitise.solve.reviewed import OnBoard, corrected_cells, corrected_readings, turn_at, turns_by_board
 
 log = logging.getLogger(__name__)
-
-
-def reason_actions(turn: Mapping[str, Any]) -> list[str]:
-    """What the user should do about each of ``turn``'s reasons, beside them (``""`` for a reason no code has)."""
-    return [found.action if (found := reason_by_code(code)) is not None else "" for code in codes_of(turn)]
 
 
 #: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
@@ -116,7 +111,9 @@ class ReviewSession:
         self.report_path = Path(report_path).resolve()
         self.root = self.report_path.parent
         self._report_stamp = file_stamp(self.report_path)
-        self.report = self._load_report(self.report_path)
+        #: The report as the scan wrote it; what the match is re-solved into goes to ``report``.
+        self.scan = load_scanned(self.report_path)
+        self.report: Report = self.scan.report
         self.readings_path = self._find_readings(readings_path)
         self._readings_stamp = file_stamp(self.readings_path)
         #: The files' stamps when a new scan was last tried (:meth:`renewed`), and why it could not be loaded.
@@ -133,7 +130,7 @@ class ReviewSession:
         if not resolve or self.readings is None:
             self.solver = None
         else:
-            self.solver = solver if solver is not None else default_solver(self.report)
+            self.solver = solver if solver is not None else default_solver(self.scan)
         self.corrections_file = corrections_path(self.report_path)
         self.corrections: Corrections = {}
         #: The players and length the reviewer set (saved with the corrections).
@@ -184,7 +181,7 @@ class ReviewSession:
             # Solve once at start so the page shows the match with the saved corrections applied.
             readings = corrected_readings(self.readings, corrections, self._scanned)
             match, solved = self.solver(readings, corrections, header)
-            report = self._keep_links(dict(solved))
+            report = self.scan.with_scan_notes(solved)
             if corrections or header.given:
                 check_fit(report, corrections, self.corrections_file)
                 changes = report_changes(self._scanned, report)
@@ -200,19 +197,11 @@ class ReviewSession:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _load_report(path: Path) -> dict[str, Any]:
-        doc = load_json(path, "a digitise report")
-        if not isinstance(doc, dict) or not isinstance(doc.get("games"), list):
-            raise InputError('not a digitise report (no "games" list)', path, "$.games")
-        check_report(doc, path)
-        return doc
-
     def _find_readings(self, given: str | Path | None) -> Path | None:
         if given is not None:
             return Path(given).resolve()
-        named = self.report.get("readings")
-        if isinstance(named, str) and named:
+        named = self.scan.readings
+        if named:
             candidate = Path(named)
             return (candidate if candidate.is_absolute() else self.root / candidate).resolve()
         return None
@@ -226,21 +215,7 @@ class ReviewSession:
     def _made_on(self) -> list[tuple[str, int]]:
         """The page files the scan read, (name, size), for the corrections file: `scan --corrections` refuses
         it with other pages. Empty for a report that does not record them (an older scan, or `solve`)."""
-        return list(pages_from_json(self.report.get("source_files") or [], "$.source_files", self.report_path))
-
-    def _keep_links(self, report: dict[str, Any]) -> dict[str, Any]:
-        """A re-solved report keeps the original's links to readings and page images."""
-        for key in ("readings", "sources", "source_files", "page_errors", "players", "length", "scan_notes",
-                    "scan_note_codes", "mat", "roster", "adaptation"):
-            if key in self.report and key not in report:
-                report[key] = self.report[key]
-        # The scan's own notes (the page order kept) stay true whatever the corrections.
-        kept = [(n, code) for n, code in zip(self.report.get("scan_notes") or [], codes_of(self.report, "scan_notes"),
-                                              strict=True) if n not in report.get("notes", [])]
-        if kept:
-            report["note_codes"] = [*codes_of(report, "notes"), *(code for _, code in kept)]
-            report["notes"] = [*report.get("notes", []), *(n for n, _ in kept)]
-        return report
+        return list(self.scan.source_files)
 
     def boards(self) -> dict[tuple[int, int], BoardSource]:
         """Every board of the readings, keyed by (page, board), with its picture's source."""
@@ -274,8 +249,7 @@ class ReviewSession:
                 tried.append(self.readings_path.parent / named)
             tried.append(self.root / named)
             tried.append(Path.cwd() / named)
-        sources = self.report.get("sources") or []
-        tried.extend(Path(s) for s in sources if isinstance(s, str) and Path(s).name == named.name)
+        tried.extend(Path(s) for s in self.scan.sources if Path(s).name == named.name)
         return next((p for p in tried if p.is_file()), tried[0] if tried else named)
 
     def board_reading(self, page: int, board: int) -> Any:
@@ -314,22 +288,23 @@ class ReviewSession:
         with self._lock:
             problem = self._disk_problem()
             changed = {(c["page"], c["board"]) for c in self.changes if c["before"] != c["after"]}
-            scanned = {(p, b): t for (p, b, n), t in turns_by_board(self._scanned) if n == 0}
+            scanned = {(on.page, on.board): on for on in turns_by_board(self._scanned) if on.n == 0}
             turns = []
-            for (page, board, n), turn in turns_by_board(self.report):
+            for turn in turns_by_board(self.report):
+                page, board, n = turn.key
                 reading = self.board_reading(page, board)
                 correction = self.corrections.get((page, board))
-                candidates = [{**c, "correction": candidate_correction(c)} for c in turn.get("candidates") or []]
+                candidates = [{**json_of(c), "correction": candidate_correction(c)} for c in turn.candidates]
                 if correction is not None and n == 0 and (page, board) in scanned:
                     # A corrected board's only candidate is its correction: the scan's own candidates follow it,
                     # so the runner-up is one key away without undoing first.
                     given = {c["correction"] for c in candidates}
-                    candidates += [{**c, "correction": made, "as_scanned": True}
-                                   for c in scanned[(page, board)].get("candidates") or []
+                    candidates += [{**json_of(c), "correction": made, "as_scanned": True}
+                                   for c in scanned[(page, board)].candidates
                                    if (made := candidate_correction(c)) not in given]
                 turns.append(
                     {
-                        **turn,
+                        **turn.to_json(),
                         "id": f"p{page}b{board}" + (f"n{n}" if n else ""),
                         "text": describe_turn(turn),
                         "cells": cells_json(reading),
@@ -342,18 +317,16 @@ class ReviewSession:
                         # A board the fit was unsure of: its picture with the squares as placed drawn over it.
                         "overlay": self._has_crop(page, board) and getattr(reading, "lines", None) is not None,
                         "cell_boxes": self._cell_boxes(page, board),
-                        "reason_actions": reason_actions(turn),
+                        # What the user should do about each reason, beside it.
+                        "reason_actions": [flag.reason.action for flag in turn.reasons],
                     }
                 )
-            games = [
-                {"number": g.get("number"), "winner": g.get("winner"), "points": g.get("points")}
-                for g in self.report.get("games", [])
-            ]
+            games = [{"number": g.number, "winner": g.winner, "points": g.points} for g in self.report.games]
             mat = self.mat_path()
             return {
                 "title": self.report_path.name,
                 "revision": self.revision(),
-                "summary": self.report.get("summary", {}),
+                "summary": json_of(self.report.summary),
                 "match": self._match_header(),
                 "games": games,
                 "turns": turns,
@@ -367,17 +340,16 @@ class ReviewSession:
                 "mat_note": self.mat_note,
                 "messages": list(self.messages) + ([problem] if problem else []),
                 # Doubts about the whole match (a name or the length made up, the page order kept).
-                "notes": [str(n) for n in self.report.get("notes") or []],
-                "closed_out": self.report.get("closed_out") or 0,
+                "notes": [note.text for note in self.report.notes],
+                "closed_out": self.report.closed_out,
             }
 
-    def overview(self) -> tuple[dict[str, Any], list[str], int, bool, bool | None]:
-        """For a folder's list: the summary, the notes, how many boards are corrected, whether names or
+    def overview(self) -> tuple[Report, int, bool, bool | None]:
+        """For a folder's list: the match as it now stands, how many boards are corrected, whether names or
         length were set, and whether the .mat is up to date (None when there is none to write)."""
         with self._lock:
             saved = self.mat_saved() if self.match is not None and self.mat_path() is not None else None
-            return (dict(self.report.get("summary") or {}), [str(n) for n in self.report.get("notes") or []],
-                    len(self.corrections), self.header.given, saved)
+            return self.report, len(self.corrections), self.header.given, saved
 
     def outcome(self) -> MatchOutcome | None:
         """Players, length, score and winner of the match as it now stands (None when it was not solved)."""
@@ -386,14 +358,14 @@ class ReviewSession:
 
     def _match_header(self) -> dict[str, Any]:
         """The names and length the match is written with, and who set them (the page's match form)."""
-        told = scan_header(self.report)
+        told = self.scan.header
         if self.match is not None:
             players: list[str] | None = list(self.match.players)
             length: int | None = self.match.length
         else:
             named, length = self.header.over(told.players, told.length)
             players = list(named) if named else None
-        notes = set(codes_of(self.report, "notes"))
+        notes = {note.code for note in self.report.notes}
 
         def source(reviewed: object, given: object, doubt: frozenset[Reason]) -> str:
             if reviewed is not None:
@@ -561,8 +533,8 @@ class ReviewSession:
         outside the folder it serves (the .mat of ``scan -o`` elsewhere is
         exported instead).
         """
-        named = self.report.get("mat")
-        if not isinstance(named, str) or not named.endswith(".mat"):
+        named = self.scan.mat
+        if named is None or not named.endswith(".mat"):
             return None
         try:
             path = (self.root / named).resolve()
@@ -617,11 +589,11 @@ class ReviewSession:
 
     # -- corrections -----------------------------------------------------------------------------
 
-    def _turn_at(self, page: int, board: int) -> dict[str, Any] | None:
+    def _turn_at(self, page: int, board: int) -> OnBoard | None:
         return turn_at(self.report, page, board)
 
-    def _turns_on(self, page: int, board: int) -> list[dict[str, Any]]:
-        return [turn for (p, b, _), turn in turns_by_board(self.report) if (p, b) == (page, board)]
+    def _turns_on(self, page: int, board: int) -> list[Turn]:
+        return [on.turn for on in turns_by_board(self.report) if (on.page, on.board) == (page, board) and on.turn]
 
     def check_legal(self, key: tuple[int, int], text: str) -> None:
         """Refuse a typed move that is not a legal play in the position before that turn.
@@ -634,17 +606,17 @@ class ReviewSession:
 
         forced = parse_correction(text)
         turn = self._turn_at(*key)
-        if forced.roll is None or forced.moves is None or turn is None or not turn.get("position_before"):
+        if forced.roll is None or forced.moves is None or turn is None or not turn.position_before:
             return
-        if turn.get("action") != "move" or (forced.player is not None and forced.player.value != turn.get("player")):
+        if turn.action != "move" or (forced.player is not None and forced.player.value != turn.player):
             return
         try:
-            position = Position.from_position_id(str(turn["position_before"]))
+            position = Position.from_position_id(turn.position_before)
         except ValueError:
             return
         roll, moves = forced.roll, list(forced.moves)
         plays = legal_plays(position, roll)
-        side = turn.get("player")
+        side = turn.player
         who = named_side(self._match_header().get("players"), side)
         if not moves:
             if plays:
@@ -758,15 +730,15 @@ class ReviewSession:
                 match, solved = self.solver(readings, updated, header)
             except DigitiseError as exc:
                 raise CorrectionRefused(f"the solver cannot read this correction: {exc.reason}") from exc
-            new_report = self._keep_links(dict(solved))
+            new_report = self.scan.with_scan_notes(solved)
             bad = unfitting(new_report, updated)
             if bad:
-                refused = [(p, b, turn) for (p, b, _), turn in turns_by_board(new_report) if (p, b) in bad]
+                refused = [on for on in turns_by_board(new_report) if (on.page, on.board) in bad]
                 places = sorted(bad, key=lambda place: (place != changed, place))
                 named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in places)
-                ended = [turn for _, _, turn in refused if Reason.AFTER_THE_END.code in codes_of(turn)]
+                ended = [on for on in refused if any(flag.reason is Reason.AFTER_THE_END for flag in on.reasons)]
                 if ended:
-                    raise CorrectionRefused(f"page {ended[0]['page']} board {ended[0]['board']} comes after the end "
+                    raise CorrectionRefused(f"page {ended[0].page} board {ended[0].board} comes after the end "
                                             "of the match: it cannot hold a turn; nothing was changed")
                 if changed is not None and changed not in bad:
                     # The change just made is honoured, an earlier correction no longer is: name both, as the
@@ -785,10 +757,10 @@ class ReviewSession:
                         "nothing was changed")
                 # What the solver found wrong there ("arrow where no double is allowed"), when it says.
                 why: dict[tuple[int, int], list[str]] = {}
-                for p, b, turn in refused:
-                    for reason, code in zip(turn.get("reasons", ()), codes_of(turn), strict=True):
-                        if code not in _NOT_WHY and reason not in why.setdefault((p, b), []):
-                            why[(p, b)].append(reason)
+                for on in refused:
+                    for flag in on.reasons:
+                        if flag.code not in _NOT_WHY and flag.text not in why.setdefault((on.page, on.board), []):
+                            why[(on.page, on.board)].append(flag.text)
                 header_now = self._match_header()
                 for p, b in places:
                     rule = no_double_because(self.report, (p, b), updated[(p, b)], header_now)
@@ -802,8 +774,8 @@ class ReviewSession:
                 )
             changes = report_changes(self.report, new_report)
             # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.
-            save_corrections(self.corrections_file, updated, self.report_path.name, header, new_report.get("summary"),
-                             self._made_on())
+            save_corrections(self.corrections_file, updated, self.report_path.name, header,
+                             json_of(new_report.summary), self._made_on())
             self.match, self.report = match, new_report
         else:
             changes = []
@@ -840,7 +812,7 @@ class ReviewSession:
         """The name the learning crops of board ``key`` are filed under."""
         return f"{self.report_path.stem}_p{key[0]}b{key[1]}"
 
-    def _learn(self, key: tuple[int, int], text: str, turn: Mapping[str, Any] | None, source: BoardSource | None) -> None:
+    def _learn(self, key: tuple[int, int], text: str, turn: OnBoard | None, source: BoardSource | None) -> None:
         """Save the corrected board's cells as labelled crops for ``digitise train``."""
         if self.learn_dir is None:
             return

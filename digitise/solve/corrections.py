@@ -41,7 +41,8 @@ from digitise.fileio import beside, json_document, load_json, read_text, write_a
 from digitise.game.match import MAX_MATCH_LENGTH
 from digitise.notation.mat import parse_steps, players_problem
 from digitise.solve.correction_text import parse_correction
-from digitise.solve.reasons import Reason, codes_of
+from digitise.solve.reasons import Reason
+from digitise.solve.report_types import Report
 
 FORMAT = "digitise-corrections"
 #: The version written; 1 (no "match" part) and 2 (no "pages") are read as well.
@@ -393,7 +394,7 @@ def corrections_path(report: str | Path) -> Path:
     return beside(report, ".corrections.json")
 
 
-def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str]) -> list[tuple[int, int]]:
+def unfitting(report: Report, corrections: Mapping[tuple[int, int], str]) -> list[tuple[int, int]]:
     """The corrected boards that the solved ``report`` could not honour.
 
     A board is unfitting when the solver tagged it ``correction does not fit``
@@ -401,19 +402,14 @@ def unfitting(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], s
     scan has fewer pages, or pages in another order).
     """
     seen: dict[tuple[int, int], list[str]] = {}
-    for game in report.get("games", []):
-        for turn in game.get("turns", []):
-            seen.setdefault((turn.get("page"), turn.get("board")), []).extend(codes_of(turn))
-    for skipped in report.get("skipped", []):
-        seen.setdefault((skipped.get("page"), skipped.get("board")), []).extend(codes_of(skipped))
-    boards = {tuple(b) for b in report.get("boards", [])} if "boards" in report else None
+    for entry in [turn for game in report.games for turn in game.turns] + list(report.skipped):
+        seen.setdefault((entry.page, entry.board), []).extend(flag.code for flag in entry.reasons)
     bad = []
     for key in sorted(corrections):
         reasons = seen.get(key)
-        present = reasons is not None or (boards is not None and key in boards)
-        if not present and corrections[key].strip().lower() == "blank":
+        if reasons is None and corrections[key].strip().lower() == "blank":
             continue  # a blank board has no turn: nothing to check it against
-        if not present or {Reason.CORRECTION_MISFIT.code, Reason.AFTER_THE_END.code} & set(reasons or []):
+        if reasons is None or {Reason.CORRECTION_MISFIT.code, Reason.AFTER_THE_END.code} & set(reasons):
             bad.append(key)
     return bad
 
@@ -434,7 +430,7 @@ def absent_boards(corrections: Mapping[tuple[int, int], str], boards: Any, path:
         raise not_fitting(corrections, absent, path, " not in these pages")
 
 
-def check_fit(report: Mapping[str, Any], corrections: Mapping[tuple[int, int], str], path: str | Path) -> None:
+def check_fit(report: Report, corrections: Mapping[tuple[int, int], str], path: str | Path) -> None:
     """Raise :class:`InputError` when a corrections file no longer fits the scan it is applied to.
 
     Call it with the report solved with ``corrections``. The message names

@@ -153,6 +153,13 @@ class Report:
 # -- JSON, field by field, from the types ------------------------------------------------------
 
 
+def json_of(part: Turn | Skipped | Candidate | Game | Summary | Result | Place) -> dict[str, Any]:
+    """A part of a report as its JSON object, as :meth:`Report.to_json` writes it inside the report."""
+    out = _to_json(part)
+    assert isinstance(out, dict)
+    return out
+
+
 @cache
 def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
@@ -187,6 +194,13 @@ def _to_json(value: Any) -> Any:
     return value
 
 
+def flags_of(doc: Mapping[str, Any], key: str, where: str | None = None) -> tuple[Flag, ...]:
+    """The flags a JSON object lists under ``key`` (texts) and its codes' key beside it, as :meth:`Report.from_json`
+    reads them (a scan's ``scan_notes``). Raises ``ValueError`` for a text no reason has."""
+    said = [str(text) for text in doc.get(key) or []]
+    return tuple(_flag(text, code, where or key) for text, code in zip(said, codes_of(doc, key), strict=True))
+
+
 def _flag(text: str, code: str, where: str) -> Flag:
     reason = reason_of(text) if not code else reason_by_code(code)
     if reason is None:
@@ -214,9 +228,7 @@ def _from_json(hint: Any, value: Any, where: str) -> Any:
                 raise KeyError(f"{at} is missing")
             field_hint = _hints(hint)[field.name]
             if _is_flags(field_hint):
-                said = [str(text) for text in value[field.name] or []]
-                made[field.name] = tuple(_flag(text, code, at) for text, code in
-                                         zip(said, codes_of(value, field.name), strict=True))
+                made[field.name] = flags_of(value, field.name, at)
             else:
                 made[field.name] = _from_json(field_hint, value[field.name], at)
         return hint(**made)

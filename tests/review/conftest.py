@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
@@ -25,6 +25,8 @@ from digitise.notation.readings import PageReading, Readings, certain_reading, r
 from digitise.review.server import ReviewServer
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import parse_moves
+from digitise.solve.report_types import Turn
+from tests import reports
 
 #: (player, dice, play) of the opening turns of a game.
 TURNS = [
@@ -45,7 +47,7 @@ def build_sample(folder: Path) -> Path:
     """Write page1.png, sample.readings.json and sample.json into ``folder``; returns the report."""
     page = np.full((4 * (BOX_H + 30) + 40, 2 * (BOX_W + 40) + 40, 3), 255, np.uint8)
     position = Position.initial()
-    turns: list[dict[str, Any]] = []
+    turns: list[Turn] = []
     boards = []
     for i, (player, dice, move) in enumerate(TURNS, start=1):
         roll = Roll(*dice)
@@ -58,30 +60,18 @@ def build_sample(folder: Path) -> Path:
         reading = certain_reading(i, BoardMarks(cells))
         boards.append(type(reading)(reading.index, reading.cells, reading.crossed, reading.arrow, reading.letters,
                                     board_box(i)))
-        turns.append({
-            "page": 1, "board": i, "player": player, "action": "move", "dice": list(dice), "move": str(play),
-            "confidence": 0.99, "flagged": False, "reasons": [],
-            "candidates": [{"action": "move", "player": player, "move": str(play), "dice": list(dice),
-                            "probability": 0.99}],
-            "position_before": position.position_id(), "position_after": play.result.position_id(),
-        })
+        turns.append(reports.turn(1, i, player, "move", dice, str(play), before=position.position_id(),
+                                  after=play.result.position_id()))
         position = play.result.swap()
     # The second turn is the doubtful one: a 4 that might be a 5.
-    turns[1].update(
-        flagged=True, confidence=0.4, reasons=["low confidence"],
-        candidates=[
-            {"action": "move", "player": "top", "move": "8/4 6/4", "dice": [4, 2], "probability": 0.55},
-            {"action": "move", "player": "top", "move": "8/3 6/4", "dice": [5, 2], "probability": 0.40},
-        ],
-    )
+    turns[1] = replace(turns[1], flagged=True, confidence=0.4, reasons=reports.flags("low confidence"), candidates=(
+        reports.candidate("move", "8/4 6/4", (4, 2), player="top", probability=0.55),
+        reports.candidate("move", "8/3 6/4", (5, 2), player="top", probability=0.40),
+    ))
     cv2.imwrite(str(folder / "page1.png"), page)
     readings = Readings((PageReading("page1.png", 1, tuple(boards)),))
     (folder / "sample.readings.json").write_text(readings_to_json(readings), encoding="utf-8")
-    report = {
-        "games": [{"number": 1, "turns": turns, "winner": None, "points": None}],
-        "summary": {"games": 1, "turns": len(turns), "flagged": 1},
-        "readings": "sample.readings.json",
-    }
+    report = reports.report_json(reports.report([reports.game(1, turns)]), readings="sample.readings.json")
     path = folder / "sample.json"
     path.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return path

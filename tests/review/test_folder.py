@@ -115,7 +115,7 @@ def test_each_match_is_listed_with_its_players_length_result_and_dances(batch_fo
     listed = folder.matches()[1]
     assert (listed["players"], listed["length"], listed["score"], listed["winner"], listed["games"]) == (
         ["Alice", "Bob"], 5, [ended.score.bottom, ended.score.top], ended.winner_name, ended.games)
-    assert listed["closed_out"] == session.report.get("closed_out", 0)
+    assert listed["closed_out"] == session.report.closed_out
     # Closed again, the same from the .mat the correction was written into.
     written = outcome(read_mat(batch_folder / "m10.mat").match)
     assert written == ended

@@ -12,6 +12,7 @@ import pytest
 from digitise.game.position import Position
 from digitise.review.server import MAX_BODY, ReviewServer
 from digitise.solve.corrections import corrections_path, load_corrections
+from digitise.solve.reasons import Reason
 
 
 def request(
@@ -433,7 +434,8 @@ def _rescan(report: Path, *, flagged: bool, page_colour: int | None = None) -> N
     import cv2
 
     doc = json.loads(report.read_text(encoding="utf-8"))
-    doc["games"][0]["turns"][1].update(flagged=flagged, reasons=["low confidence"] if flagged else [])
+    doc["games"][0]["turns"][1].update(flagged=flagged, reasons=["low confidence"] if flagged else [],
+                                       reason_codes=[Reason.LOW_CONFIDENCE.code] if flagged else [])
     doc["summary"]["flagged"] = int(flagged)
     if page_colour is not None:
         page = cv2.imread(str(report.parent / "page1.png"))
@@ -480,7 +482,7 @@ def test_a_change_from_a_page_of_the_old_scan_is_refused(sample_report: Path) ->
     assert not corrections_path(sample_report).exists()
     renewed = session.renewed()
     assert renewed is not session and not renewed.rescanned()
-    assert [t["flagged"] for t in renewed.report["games"][0]["turns"]] == [False, False, False]
+    assert [t.flagged for t in renewed.report.games[0].turns] == [False, False, False]
 
 
 def test_a_new_scan_that_cannot_be_loaded_keeps_the_old_page_and_refuses_changes(

@@ -16,6 +16,8 @@ from digitise.review.refusals import CorrectionRefused
 from digitise.review.session import ReviewSession
 from digitise.solve.corrections import corrections_path, load_corrections, save_corrections
 from digitise.solve.reasons import Reason, reason_by_code
+from digitise.solve.report_types import SideName, Turn, TurnAction
+from tests import reports
 
 #: What the damaged board (page 1, board 3) truly records.
 TRUE_PLAY = {"page": 1, "board": 3, "action": "move", "dice": [5, 1], "move": "22/21 8/3"}
@@ -44,10 +46,15 @@ def test_a_flagged_turn_carries_what_to_do_about_each_reason(solved_sample: tupl
 
 
 def test_a_report_without_codes_has_the_actions_told_from_its_texts(sample_report: Path) -> None:
-    """A report written before reasons had codes: the action is found from the reason's text."""
+    """A report written before reasons had codes: the code, and so the action, is found from the reason's text."""
+    doc = json.loads(sample_report.read_text(encoding="utf-8"))
+    for game in doc["games"]:
+        for turn in game["turns"]:
+            del turn["reason_codes"]
+    sample_report.write_text(json.dumps(doc), encoding="utf-8")
     session = ReviewSession(sample_report, resolve=False)
     flagged = turn_at(session, 1, 2)
-    assert "reason_codes" not in flagged and flagged["reasons"] == ["low confidence"]
+    assert flagged["reasons"] == ["low confidence"] and flagged["reason_codes"] == [Reason.LOW_CONFIDENCE.code]
     assert flagged["reason_actions"] == [Reason.LOW_CONFIDENCE.action]
 
 
@@ -295,7 +302,7 @@ def test_crops_come_from_the_right_page_of_a_multi_page_tiff(tmp_path: Path) -> 
     box = (100, 100, 201, 81)
     pages = tuple(PageReading("scan.tif", n, (BoardReading(1, box=box),)) for n in (1, 2))
     (tmp_path / "r.json").write_text(readings_to_json(Readings(pages)))
-    (tmp_path / "rep.json").write_text(json.dumps({"games": [], "readings": "r.json"}))
+    (tmp_path / "rep.json").write_text(json.dumps(reports.report_json(reports.report([]), readings="r.json")))
     session = ReviewSession(tmp_path / "rep.json", resolve=False)
     for page, shade in ((1, 40), (2, 200)):
         png = session.crop_png(page, 1)
@@ -321,7 +328,7 @@ def test_the_scans_notes_survive_a_re_solve(solved_sample: tuple[Path, str]) -> 
     assert session.state()["notes"].count(ORDER_KEPT) == 1
     session.correct(TRUE_PLAY)
     assert session.state()["notes"].count(ORDER_KEPT) == 1
-    assert session.report["scan_notes"] == [ORDER_KEPT]
+    assert [note.text for note in session.scan.scan_notes] == [ORDER_KEPT]
 
 
 def test_a_scan_note_that_is_not_text_is_refused(solved_sample: tuple[Path, str]) -> None:
@@ -606,13 +613,13 @@ def test_one_turns_correction_keeps_the_boards_other_turn() -> None:
     board of its own, so marking one replaces the move (and a drop ends the game by itself)."""
     from digitise.review.board_parts import with_other_turns
 
-    board = [{"action": "move", "player": "top", "dice": [5, 5], "move": "8/3 4/off 4/off 3/off"},
-             {"action": "resign", "player": "bottom", "points": 1}]
+    board = [reports.turn(1, 1, "top", "move", (5, 5), "8/3 4/off 4/off 3/off"),
+             reports.turn(1, 1, "bottom", "resign", points=1)]
     assert with_other_turns("resign 2", "resign", board) == "top 55: 8/3 4/off 4/off 3/off; resign 2"
     assert with_other_turns("top 55: 8/3 6/1 4/off 3/off", "move", board) == "top 55: 8/3 6/1 4/off 3/off; resign 1"
     assert with_other_turns("double; drop", "cube", board) == "double; drop"
-    assert with_other_turns("resign 1", "resign", [{"action": "double", "player": "top"},
-                                                   {"action": "take", "player": "bottom"}]) == "double; take; resign 1"
+    assert with_other_turns("resign 1", "resign", [reports.turn(1, 1, "top", "double"),
+                                                   reports.turn(1, 1, "bottom", "take")]) == "double; take; resign 1"
 
 
 @pytest.mark.parametrize(("candidate", "correction"), [
@@ -635,7 +642,11 @@ def test_each_candidate_sends_the_correction_that_forces_it(candidate: dict[str,
     from digitise.review.changes import candidate_correction
     from digitise.solve import parse_correction
 
-    assert candidate_correction(candidate) == correction
+    result: Any = candidate.get("result") or {}
+    made = reports.candidate(str(candidate["action"]), str(candidate.get("move") or ""), candidate.get("dice"),  # type: ignore[arg-type]
+                             player=candidate.get("player"), answer=candidate.get("answer"),  # type: ignore[arg-type]
+                             winner=result.get("winner"), points=result.get("points", 0))
+    assert candidate_correction(made) == correction
     if correction is not None:
         parse_correction(correction)  # the solver's correction language takes it
 
@@ -674,19 +685,18 @@ def test_two_review_servers_of_one_report_never_both_save(solved_sample: tuple[P
         assert saved.boards == {} and saved.header.players == ("Zed", "Yan")
 
 
-def _turn(board: int, player: str, action: str = "move") -> dict[str, Any]:
-    return {"page": 1, "board": board, "player": player, "action": action}
+def _turn(board: int, player: SideName, action: TurnAction = "move") -> Turn:
+    return reports.turn(1, board, player, action)
 
 
 #: A 3-point match: in game 1 Bob doubles and Alice takes (she owns the cube), and Bob wins 2 (Crawford next); game 2 is the
 #: Crawford game; in game 3 (Alice 0, Bob 2, cube centred) Bob's double would gain nothing.
-CUBE_REPORT: dict[str, Any] = {"games": [
-    {"winner": "top", "points": 2, "turns": [
-        _turn(1, "bottom"), _turn(2, "top"), _turn(3, "bottom"), _turn(4, "top", "double"),
-        _turn(4, "bottom", "take"), _turn(5, "top"), _turn(6, "bottom"), _turn(7, "top")]},
-    {"winner": "bottom", "points": 1, "turns": [_turn(8, "top"), _turn(9, "bottom"), _turn(10, "top")]},
-    {"winner": None, "points": None, "turns": [_turn(11, "bottom"), _turn(12, "top"), _turn(13, "bottom")]},
-]}
+CUBE_REPORT = reports.report([
+    reports.game(1, [_turn(1, "bottom"), _turn(2, "top"), _turn(3, "bottom"), _turn(4, "top", "double"),
+                     _turn(4, "bottom", "take"), _turn(5, "top"), _turn(6, "bottom"), _turn(7, "top")], "top", 2),
+    reports.game(2, [_turn(8, "top"), _turn(9, "bottom"), _turn(10, "top")], "bottom", 1),
+    reports.game(3, [_turn(11, "bottom"), _turn(12, "top"), _turn(13, "bottom")]),
+])
 
 
 @pytest.mark.parametrize(("board", "text", "rule"), [

@@ -22,6 +22,7 @@ from digitise.solve.corrections import (
     save_corrections,
     unfitting,
 )
+from tests import reports
 
 
 def test_round_trip_is_sorted_and_byte_stable(tmp_path: Path) -> None:
@@ -139,13 +140,10 @@ def test_parse_moves_reads_mat_notation() -> None:
 
 
 def test_fit_against_a_report() -> None:
-    report = {
-        "games": [{"turns": [
-            {"page": 1, "board": 1, "reasons": []},
-            {"page": 1, "board": 2, "reasons": ["correction does not fit", "low confidence"]},
-        ]}],
-        "skipped": [{"page": 1, "board": 3, "reasons": ["blank board inside a game"]}],
-    }
+    report = reports.report(
+        [reports.game(1, [reports.turn(1, 1, "bottom", "double"),
+                          reports.turn(1, 2, "top", "double", reasons=["correction does not fit", "low confidence"])])],
+        [reports.skipped(1, 3, "blank board inside a game")])
     ok = {(1, 1): "31: 8/5 6/5", (1, 3): "blank", (2, 4): "blank"}
     assert unfitting(report, ok) == []
     check_fit(report, ok, "c.json")
