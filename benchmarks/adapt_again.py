@@ -95,9 +95,9 @@ def one(args: tuple[str, str, tuple[str, ...]]) -> Row:
 
     def scored(result: SolveResult) -> tuple[int, int, int, int, int]:
         solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-        report = aligned_report(solved, result.report)
+        report = aligned_report(solved, result.solved)
         got = compare(truth, solved, report)
-        own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+        own = sum(1 for g in report.games for t in g.turns if t.flagged)
         return got.turns, got.right, got.silent, own, got.results_wrong
 
     first = solve_readings(readings)

@@ -57,8 +57,9 @@ from digitise.game.record import Action, ActionKind, GameRecord, MatchRecord
 from digitise.game.selfplay import SelfPlayOptions, play_match
 from digitise.notation.mat import format_mat, read_mat, read_mat_strict
 from digitise.solve.compare import compare, game_turns
+from digitise.solve.report_types import Report
 from tests.conftest import real_matches
-from tests.test_end_to_end import aligned_report
+from tests.test_end_to_end import aligned_report, inserted
 
 SEED_START = 9000
 LENGTHS = (1, 3, 5)
@@ -276,7 +277,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
             # Our own reader refuses what was written: a writer bug, counted and shown, compared as read.
             figures.invalid_mat.append(f"{level}/{name}.mat: {'; '.join(map(str, read.problems[:2]))}")
         solved = read.match
-        report = aligned_report(solved, json.loads(report_path.read_text(encoding="utf-8")))
+        report = aligned_report(solved, Report.from_json(json.loads(report_path.read_text(encoding="utf-8"))))
         got = compare(truth, solved, report)
         figures.turns += got.turns
         figures.right += got.right
@@ -284,7 +285,7 @@ def analyse_level(level: str, render_dir: Path, out_dir: Path, seconds: float, p
         figures.wrong += got.wrong
         figures.silent += got.silent
         figures.flagged += got.flagged
-        own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+        own = sum(1 for g in report.games for t in g.turns if t.flagged)
         figures.flagged_own += own
         figures.per_match.append((got.turns, got.right, own))
         figures.results_wrong += got.results_wrong
@@ -349,7 +350,7 @@ def board_record(written: dict[str, Any] | None, truth: MatchRecord) -> tuple[li
 
 
 def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path, truth: MatchRecord,
-               solved: MatchRecord, report: dict[str, Any]) -> None:
+               solved: MatchRecord, report: Report) -> None:
     """Sort each solved turn that differs from what its board records into a reader or a solver error."""
     truths = board_truths(render_dir, name)
     read_boards = saved_boards(out_dir, name)
@@ -363,16 +364,16 @@ def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path
         # The first error this game's carried-on turns come from (none yet: "unattributed").
         start = "unattributed"
         for i, action in enumerate(game.actions):
-            turn = report["games"][g]["turns"][i]
-            if turn.get("inserted"):
+            turn = report.games[g].turns[i]
+            if inserted(turn):
                 continue
-            key = (turn["page"], turn["board"])
+            key = (turn.page, turn.board)
             written = truths.get(key[0], {}).get(key[1])
             actions, before = board_record(written, truth)
             if _action_key(action) in {_action_key(a) for a in actions}:
-                figures.flagged_right += bool(turn["flagged"])
+                figures.flagged_right += turn.flagged
                 continue
-            if turn.get("position_before") and turn["position_before"] not in before:
+            if turn.position_before and turn.position_before not in before:
                 # Solved from a wrong position: the consequence of an earlier error, not a new one.
                 figures.wrong_cascade += 1
                 figures.by_start.setdefault(start, [0, 0])[1] += 1
@@ -388,12 +389,13 @@ def _attribute(figures: LevelFigures, name: str, render_dir: Path, out_dir: Path
             else:
                 figures.wrong_solver += 1
             if len(figures.examples) < 40:
-                flag = "flagged" if turn["flagged"] else "follows a flagged board" if turn.get("follows") else "SILENT"
+                flag = "flagged" if turn.flagged else "follows a flagged board" if turn.follows else "SILENT"
                 cells = {n: c[0] for n, c in read_boards.get(key, {}).get("cells", {}).items() if c and c[0][0]}
                 truth_cells = written["cells"] if written is not None else {}
                 figures.examples.append(
-                    f"{figures.level}/{name} page {key[0]} board {key[1]}: solved {turn['action']} {turn['dice']} "
-                    f"{turn['move']!r} ({flag}; reasons {turn['reasons'][:2]}); board read "
+                    f"{figures.level}/{name} page {key[0]} board {key[1]}: solved {turn.action} "
+                    f"{list(turn.dice) if turn.dice else None} {turn.move!r} ({flag}; reasons "
+                    f"{[reason.text for reason in turn.reasons[:2]]}); board read "
                     f"{'wrong' if by_reader else 'right'}: written {truth_cells}, top reading {cells}")
 
 

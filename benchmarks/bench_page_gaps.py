@@ -58,7 +58,7 @@ def one_real_match(path: Path) -> tuple[str, int, int, bool, int, int]:
     first = next((t for t in turns if t["page"] > lost and t["action"] in ("move", "double")), None)
     flagged = first is not None and any("a page missing?" in r for r in first["reasons"])
     left_out = len({s["page"] for s in result.report["skipped"] if STRANGER_REASON in s["reasons"]})
-    return path.name, len(pages), len(turns), flagged, left_out, compare(match, result.match, result.report).silent
+    return path.name, len(pages), len(turns), flagged, left_out, compare(match, result.match, result.solved).silent
 
 
 def real(jobs: int) -> int:

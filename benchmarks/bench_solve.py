@@ -72,7 +72,7 @@ def run_one(job: tuple[int, str, str]) -> dict[str, float]:
     start, cpu = time.perf_counter(), time.process_time()
     result = solve(readings, players=match.players, length=match.length)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     turns = [t for g in result.solved.games for t in g.turns]
     return {
         "boards": len(marks), "seconds": elapsed, "cpu": cpu, "turns": found.turns, "right": found.right,

@@ -39,6 +39,8 @@ from digitise.notation.mat import read_mat_strict
 from digitise.notation.readings import Readings, load_readings
 from digitise.solve import nodes, search
 from digitise.solve.compare import compare
+from digitise.solve.report_types import Report
+from tests.test_end_to_end import inserted
 
 
 def _scored_as_read(options: list[Any], forced: nodes.Forced) -> list[Any]:
@@ -67,7 +69,7 @@ def _scores(found: list[float]) -> Iterator[None]:
 
 
 def _solved(readings: Readings, truth: MatchRecord,
-            corrections: dict[tuple[int, int], str] | None = None) -> tuple[float, MatchRecord, dict[str, Any], int]:
+            corrections: dict[tuple[int, int], str] | None = None) -> tuple[float, MatchRecord, Report, int]:
     """(score of the best explanation, solved match, aligned report, turns right)."""
     found: list[float] = []
     with _scores(found):
@@ -92,13 +94,13 @@ def one(args: tuple[str, str]) -> list[Row]:
     rows: list[Row] = []
     for g, game in enumerate(solved.games):
         for i, action in enumerate(game.actions):
-            turn = report["games"][g]["turns"][i]
-            if turn.get("inserted"):
+            turn = report.games[g].turns[i]
+            if inserted(turn):
                 continue  # a turn the solver put in for a missing board: no board to impose on
-            written = truths.get(turn["page"], {}).get(turn["board"])
+            written = truths.get(turn.page, {}).get(turn.board)
             actions, before = board_record(written, truth)
             if not actions or _action_key(action) in {_action_key(a) for a in actions} \
-                    or (turn.get("position_before") and turn["position_before"] not in before):
+                    or (turn.position_before and turn.position_before not in before):
                 continue  # records nothing, right, or carried on from an earlier error (as bench_end_to_end)
             moves = [a for a in actions if a.kind is ActionKind.MOVE]
             if len(moves) != 1 or moves[0].roll is None:
@@ -106,9 +108,9 @@ def one(args: tuple[str, str]) -> list[Row]:
             move = moves[0]
             play = move.play if move.play is not None and move.play.steps else "cannot move"
             text = f"{move.player.value} {move.roll}: {play}"
-            imposed, _, _, right_imposed = _solved(readings, truth, {(turn["page"], turn["board"]): text})
-            rows.append((name, turn["page"], turn["board"],
-                         misread_kinds(read_boards.get((turn["page"], turn["board"])), written) or "solver",
+            imposed, _, _, right_imposed = _solved(readings, truth, {(turn.page, turn.board): text})
+            rows.append((name, turn.page, turn.board,
+                         misread_kinds(read_boards.get((turn.page, turn.board)), written) or "solver",
                          text, score, imposed, right_imposed - right))
     return rows
 

@@ -28,13 +28,14 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.resolve import apply_settings, solved_again
 from digitise.solve import REVIEW_BELOW
 from digitise.solve.compare import solved_turns_right
+from digitise.solve.report_types import Report
+from tests.test_end_to_end import inserted
 
 #: Below this a flagged turn is in the lowest band, whatever the review bar.
 LOW = 0.9
@@ -155,20 +156,19 @@ def one(args: tuple[str, str, str, float, tuple[str, ...]]) -> list[Turn]:
     return report_turns(level, name, solved_turns_right(truth, solved), report)
 
 
-def report_turns(level: str, name: str, judged: Iterable[tuple[int, int, bool]], report: dict[str, Any]) -> list[Turn]:
+def report_turns(level: str, name: str, judged: Iterable[tuple[int, int, bool]], report: Report) -> list[Turn]:
     """The turns of an aligned ``report`` at ``judged``'s (game index, turn index, right)."""
     out = []
     for g, i, right in judged:
-        turn = report["games"][g]["turns"][i]
-        if turn.get("inserted"):
+        turn = report.games[g].turns[i]
+        if inserted(turn):
             # A dance the .mat holds and no board records (a closed-out player's, or one filled in for a
             # missing board, whose flag is the next board's): counted, as bench_end_to_end.py counts it.
-            reasons = (INSERTED_FOR_MISSING,) if turn["flagged"] else ()
-            out.append(Turn(level, name, None, None, 1.0, bool(turn["flagged"]), False, reasons, right, "(no board)", g))
+            reasons = (INSERTED_FOR_MISSING,) if turn.flagged else ()
+            out.append(Turn(level, name, None, None, 1.0, turn.flagged, False, reasons, right, "(no board)", g))
             continue
-        out.append(Turn(level, name, turn["page"], turn["board"], float(turn["confidence"]), bool(turn["flagged"]),
-                        bool(turn.get("follows")), tuple(turn["reasons"]), right, str(turn.get("move", "")), g,
-                        str(turn.get("action", "move"))))
+        out.append(Turn(level, name, turn.page, turn.board, turn.confidence, turn.flagged, turn.follows is not None,
+                        tuple(reason.text for reason in turn.reasons), right, turn.move, g, turn.action))
     return out
 
 

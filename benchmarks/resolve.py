@@ -18,7 +18,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -28,6 +27,7 @@ from digitise.notation.mat import format_mat, parse_mat, read_mat_strict
 from digitise.notation.readings import Readings, load_readings
 from digitise.solve import REVIEW_BELOW, solve
 from digitise.solve.compare import compare
+from digitise.solve.report_types import Report
 from tests.test_end_to_end import aligned_report
 
 
@@ -58,17 +58,17 @@ Row = tuple[str, int, int, int, int, int, int, int]
 
 
 def solved_as_written(readings: Readings, truth: MatchRecord, review_below: float = REVIEW_BELOW,
-                      corrections: Mapping[tuple[int, int], str] | None = None) -> tuple[MatchRecord, dict[str, Any]]:
+                      corrections: Mapping[tuple[int, int], str] | None = None) -> tuple[MatchRecord, Report]:
     """``readings`` solved (with the truth's players and length), as written to ``.mat`` and read back,
     and its report aligned with it."""
     result = solve(readings, players=truth.players, length=truth.length, corrections=corrections,
                    review_below=review_below)
     solved = parse_mat(format_mat(result.match, fill_gaps=True)).match
-    return solved, aligned_report(solved, result.report)
+    return solved, aligned_report(solved, result.solved)
 
 
 def solved_again(readings_path: str, truth_path: str, review_below: float,
-                 settings: Sequence[str]) -> tuple[MatchRecord, MatchRecord, dict[str, Any]]:
+                 settings: Sequence[str]) -> tuple[MatchRecord, MatchRecord, Report]:
     """(truth, the saved readings solved again as written to ``.mat`` and read back, its aligned report)."""
     apply_settings(settings)
     truth = read_mat_strict(truth_path)
@@ -79,7 +79,7 @@ def one(args: tuple[str, str, float, tuple[str, ...]]) -> Row:
     readings_path, truth_path, review_below, settings = args
     truth, solved, report = solved_again(readings_path, truth_path, review_below, settings)
     got = compare(truth, solved, report)
-    own = sum(1 for g in report["games"] for t in g["turns"] if t["flagged"])
+    own = sum(1 for g in report.games for t in g.turns if t.flagged)
     return (Path(readings_path).name, got.turns, got.right, got.lines_right, got.silent, own, got.flagged,
             got.results_wrong)
 

@@ -16,7 +16,8 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from digitise.errors import ExitCode
 from digitise.game.record import MatchRecord
 from digitise.notation.mat import read_mat_strict
 from digitise.solve.compare import Comparison, compare
+from digitise.solve.report_types import Game, Report, Turn
 from digitise.vision.classifier import DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,37 +59,48 @@ class Scanned:
         return compared(truth, self.mat, self.report_doc())
 
 
-def aligned_report(solved: MatchRecord, report: dict[str, Any]) -> dict[str, Any]:
+#: A turn no board records (a dance the writer filled in), as :func:`aligned_report` puts it in: on page 0.
+PLACEHOLDER = Turn(page=0, board=0, player="bottom", action="move", dice=None, move="", points=None, confidence=1.0,
+                   flagged=False, reasons=(), candidates=(), follows=None, position_before=None, position_after=None)
+
+
+def inserted(turn: Turn) -> bool:
+    """Whether ``turn`` is one :func:`aligned_report` put in: no board records it."""
+    return turn.page == PLACEHOLDER.page
+
+
+def aligned_report(solved: MatchRecord, report: Report) -> Report:
     """The report's turns lined up with the actions of the ``.mat`` as read back.
 
     The ``.mat`` holds entries the report does not (a closed-out player's
     dances, which no board records, and dances filled in for missing boards);
     :func:`compare` indexes the report's turns by action, so those get a
-    placeholder, flagged when it stands for a missing board.
+    placeholder (:func:`inserted`), flagged when it stands for a missing board.
     """
     games = []
     for g, game in enumerate(solved.games):
-        turns = list(report["games"][g]["turns"]) if g < len(report["games"]) else []
-        out: list[dict[str, Any]] = []
+        turns = list(report.games[g].turns) if g < len(report.games) else []
+        out: list[Turn] = []
         for action in game.actions:
-            dice = [action.roll.high, action.roll.low] if action.roll is not None else None
-            if turns and (turns[0]["player"], turns[0]["action"], turns[0]["dice"]) == (
+            dice = (action.roll.high, action.roll.low) if action.roll is not None else None
+            if turns and (turns[0].player, turns[0].action, turns[0].dice) == (
                     action.player.value, action.kind.value, dice):
                 out.append(turns.pop(0))
             else:
                 # A dance the writer filled in: a closed-out player's (no board records it), or the turn
                 # of a board the solver found missing, which the next board's flag ("a board seems to be
                 # missing before this one") covers.
-                missing = bool(turns) and turns[0]["flagged"] and any("missing" in r for r in turns[0]["reasons"])
-                out.append({"flagged": missing, "inserted": True})
-        games.append({**report["games"][g], "turns": out} if g < len(report["games"]) else {"turns": out})
-    return {**report, "games": games}
+                missing = bool(turns) and turns[0].flagged and any("missing" in r.text for r in turns[0].reasons)
+                out.append(replace(PLACEHOLDER, player=action.player.value, dice=dice, flagged=missing))
+        games.append(replace(report.games[g], turns=tuple(out)) if g < len(report.games)
+                     else Game(g + 1, tuple(out), None, None))
+    return replace(report, games=tuple(games))
 
 
-def compared(truth: Path, mat: Path, report: dict[str, Any]) -> Comparison:
-    """:func:`compare` of the written ``.mat`` with the truth, flags taken from the report."""
+def compared(truth: Path, mat: Path, report: Mapping[str, Any]) -> Comparison:
+    """:func:`compare` of the written ``.mat`` with the truth, flags taken from the report (its JSON)."""
     solved = read_mat_strict(mat)
-    return compare(read_mat_strict(truth), solved, aligned_report(solved, report))
+    return compare(read_mat_strict(truth), solved, aligned_report(solved, Report.from_json(report)))
 
 
 def scan_cli(pages: list[Path], out_dir: Path, name: str = "match") -> Scanned:
@@ -147,19 +160,18 @@ def test_a_double_dropped_on_its_board_is_a_candidate_of_its_own(scans: dict[str
     and picking it on the review page sends "double; drop", not the bare "double" the next board answers."""
     from digitise.review.changes import candidate_correction
 
-    doc = scans["alice-bruno/light"].report_doc()
-    dropped = [t for g in doc["games"] for t in g["turns"] if t["action"] == "drop"]
+    report = Report.from_json(scans["alice-bruno/light"].report_doc())
+    dropped = [t for g in report.games for t in g.turns if t.action == "drop"]
     assert len(dropped) == 1
-    board = (dropped[0]["page"], dropped[0]["board"])
-    double = next(t for g in doc["games"] for t in g["turns"]
-                  if t["action"] == "double" and (t["page"], t["board"]) == board)
-    top = double["candidates"][0]
-    assert (top["action"], top["player"], top.get("answer")) == ("double", "top", "drop")
+    board = (dropped[0].page, dropped[0].board)
+    double = next(t for g in report.games for t in g.turns if t.action == "double" and (t.page, t.board) == board)
+    top = double.candidates[0]
+    assert (top.action, top.player, top.answer) == ("double", "top", "drop")
     assert candidate_correction(top) == "double; drop"
     # Any rival double the next board would answer sends the bare "double" (a choice apart).
-    others = [c for c in double["candidates"][1:] if c["action"] == "double" and "answer" not in c]
+    others = [c for c in double.candidates[1:] if c.action == "double" and c.answer is None]
     assert all(candidate_correction(c) == "double" for c in others)
-    assert candidate_correction(top) not in {candidate_correction(c) for c in double["candidates"][1:]}
+    assert candidate_correction(top) not in {candidate_correction(c) for c in double.candidates[1:]}
 
 
 def test_scan_sample_light_reads_nearly_everything(scans: dict[str, Scanned]) -> None:

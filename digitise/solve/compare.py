@@ -12,12 +12,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from digitise.game.match import MatchState
 from digitise.game.position import Position, Side
 from digitise.game.record import ActionKind, GameRecord, MatchRecord
 from digitise.game.rules import is_closed_out, legal_plays
+from digitise.solve.report_types import Report
 
 TurnKey = tuple[object, ...]
 
@@ -87,17 +87,20 @@ class Comparison:
     lines_right: int = 0
 
 
-def compare(truth: MatchRecord, solved: MatchRecord, report: dict[str, Any] | None = None) -> Comparison:
-    """Compare ``solved`` (and its report's flags) with ``truth``, turn by turn."""
+def compare(truth: MatchRecord, solved: MatchRecord, report: Report | None = None) -> Comparison:
+    """Compare ``solved`` (and its report's flags) with ``truth``, turn by turn.
+
+    ``report``'s turns are taken by action: its n-th turn of a game is the game's n-th action.
+    """
     truth_keys = [(g, key) for g, game in enumerate(truth.games) for _, key in game_turns(game)]
     solved_keys: list[tuple[int, TurnKey]] = []
     flags: list[bool] = []
     for g, game in enumerate(solved.games):
-        turns = report["games"][g]["turns"] if report is not None else []
+        turns = report.games[g].turns if report is not None else ()
         for i, key in game_turns(game):
             solved_keys.append((g, key))
             # A turn that follows a flagged board is covered by it: correcting that board re-decodes it.
-            flags.append(bool(turns[i]["flagged"] or turns[i].get("follows")) if i < len(turns) else False)
+            flags.append(turns[i].flagged or turns[i].follows is not None if i < len(turns) else False)
     matcher = difflib.SequenceMatcher(None, truth_keys, solved_keys, autojunk=False)
     matched_solved = _matched(matcher)
     right = len(matched_solved)

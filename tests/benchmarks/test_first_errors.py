@@ -14,10 +14,11 @@ def test_imposing_the_play_the_solver_chose_keeps_the_whole_score() -> None:
     marks = [b.marks for b in encode_match(match)]
     readings = paginate(noisy_readings(marks, seed=40, profile=HEAVY), "noisy")
     score, solved, report, right = _solved(readings, match)
-    turn = next(t for t in report["games"][0]["turns"][5:] if t["action"] == "move" and t["move"])
-    action = solved.games[0].actions[report["games"][0]["turns"].index(turn)]
+    turns = report.games[0].turns
+    index = next(i for i, t in enumerate(turns) if i >= 5 and t.action == "move" and t.move)
+    turn, action = turns[index], solved.games[0].actions[index]
     text = f"{action.player.value} {action.roll}: {action.play}"
-    imposed, _, _, right_imposed = _solved(readings, match, {(turn["page"], turn["board"]): text})
+    imposed, _, _, right_imposed = _solved(readings, match, {(turn.page, turn.board): text})
     # A reviewer's correction would score 0 on its board, lifting the whole; imposed as read it does not.
     assert abs(imposed - score) < 1e-6
     assert right_imposed == right

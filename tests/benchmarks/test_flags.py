@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from benchmarks.flags import (
     INSERTED_FOR_MISSING,
     Turn,
@@ -12,6 +14,8 @@ from benchmarks.flags import (
     report_turns,
     tally,
 )
+from tests import reports
+from tests.test_end_to_end import PLACEHOLDER
 
 
 def _turn(confidence: float, reasons: tuple[str, ...], right: bool, flagged: bool = True) -> Turn:
@@ -56,12 +60,12 @@ def test_flagged_turns_are_counted_by_band_and_reasons_with_the_wrong_ones() -> 
 def test_a_dance_no_board_records_is_counted_without_a_board() -> None:
     """The .mat's dances that no board records (a closed-out player's, one filled in for a missing board) are
     placeholders in the aligned report, without page or confidence: counted, not a KeyError."""
-    report = {"games": [{"turns": [
-        {"page": 3, "board": 2, "confidence": 0.97, "flagged": True, "follows": None,
-         "reasons": ["low confidence"], "move": "8/5 6/5"},
-        {"flagged": True, "inserted": True},
-        {"flagged": False, "inserted": True},
-    ]}]}
+    report = reports.report([reports.game(1, [
+        reports.turn(3, 2, "bottom", "move", (3, 1), "8/5 6/5", confidence=0.97, flagged=True,
+                     reasons=["low confidence"]),
+        replace(PLACEHOLDER, flagged=True),
+        PLACEHOLDER,
+    ])])
     turns = report_turns("medium", "m9137", [(0, 0, True), (0, 1, False), (0, 2, True)], report)
     assert [(t.page, t.board, t.flagged, t.reasons, t.right) for t in turns] == [
         (3, 2, True, ("low confidence",), True),

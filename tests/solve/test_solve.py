@@ -54,7 +54,7 @@ def _certain(match: MatchRecord) -> Readings:
 def test_certain_readings_solve_back_to_the_match(path: Path) -> None:
     match = read_mat(path).match
     result = solve(_certain(match), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.differences == ()
     assert found.right == found.turns and found.wrong == 0
     assert found.results_wrong == 0
@@ -78,7 +78,7 @@ def test_noisy_readings_are_mostly_right_and_errors_are_flagged() -> None:
         marks = [b.marks for b in encode_match(match)]
         readings = paginate(noisy_readings(marks, seed=MATCHES.index(path)), "noisy")
         result = solve(readings, players=match.players, length=match.length)
-        found = compare(match, result.match, result.report)
+        found = compare(match, result.match, result.solved)
         turns, right, silent = turns + found.turns, right + found.right, silent + found.silent
         assert found.results_wrong <= 1
     # Measured over all matches (benchmarks/README.md). Locally ambiguous misreads (bear-off
@@ -115,7 +115,7 @@ def test_a_misread_digit_is_repaired_or_flagged() -> None:
     cells[name] = (CellReading(wrong, 0.8), CellReading(cell.digits, 0.15))
     boards[1] = BoardReading(second.index, cells, second.crossed, second.arrow, second.letters)
     result = solve(paginate(boards), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     turn = result.report["games"][0]["turns"][1]
     assert found.silent == 0
     assert found.wrong == 0 or turn["flagged"]
@@ -145,7 +145,7 @@ def test_a_correction_opening_a_game_with_a_doublet_is_not_honoured() -> None:
     readings = _certain(match)
     corrections = {(1, 1): "66: 24/18 24/18 13/7 13/7"}
     result = solve(readings, players=match.players, length=match.length, corrections=corrections)
-    assert unfitting(result.report, corrections) == [(1, 1)]
+    assert unfitting(result.solved, corrections) == [(1, 1)]
     first = result.report["games"][0]["turns"][0]
     assert first["dice"] != [6, 6] and "correction does not fit" in first["reasons"]
 
@@ -244,7 +244,7 @@ def test_names_board_and_trailing_blanks_are_not_turns() -> None:
     laid = [names, *boards, *blanks]
     laid = [BoardReading(k % 8 + 1, b.cells, b.crossed, b.arrow, b.letters) for k, b in enumerate(laid)]
     result = solve(paginate(laid), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.right == found.turns and found.wrong == 0 and found.results_wrong == 0
     assert result.report["summary"]["flagged"] == 0
     assert result.report["games"][0]["turns"][0]["board"] == 2  # the names board came first
@@ -256,7 +256,7 @@ def test_a_blank_board_inside_a_game_is_skipped_and_flagged() -> None:
     laid = [*boards[:20], BoardReading(1), *boards[20:]]
     laid = [BoardReading(k % 8 + 1, b.cells, b.crossed, b.arrow, b.letters) for k, b in enumerate(laid)]
     result = solve(paginate(laid), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.right == found.turns and found.results_wrong == 0
     assert result.report["skipped"] == [{"page": 3, "board": 5, "flagged": True,
                                          "reasons": ["blank board inside a game"], "reason_codes": ["blank-in-game"]}]
@@ -269,7 +269,7 @@ def test_a_missing_board_is_flagged_and_the_rest_follows_it() -> None:
     laid = [*boards[:20], *boards[21:]]
     laid = [BoardReading(k % 8 + 1, b.cells, b.crossed, b.arrow, b.letters) for k, b in enumerate(laid)]
     result = solve(paginate(laid), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.silent == 0 and found.results_wrong == 0
     flagged = [t for g in result.report["games"] for t in g["turns"] if t["flagged"]]
     assert flagged and "a board seems to be missing before this one" in flagged[0]["reasons"]
@@ -436,7 +436,7 @@ def test_a_page_of_another_match_is_left_out_and_the_match_read_right() -> None:
     # Renumber the pages as a scanner pile would: in order, the stranger among them.
     readings = Readings(tuple(PageReading(p.source, n, p.boards) for n, p in enumerate(pages, 1)))
     result = solve(readings, players=ours.players, length=ours.length)
-    found = compare(ours, result.match, result.report)
+    found = compare(ours, result.match, result.solved)
     assert found.right == found.turns and found.silent == 0
     left_out = [s for s in result.report["skipped"] if "another match" in s["reasons"][0]]
     assert [(s["page"], s["board"]) for s in left_out] == [(3, k) for k in range(1, 9)]
@@ -460,7 +460,7 @@ def test_everything_after_an_unrecorded_game_end_rests_on_it() -> None:
     guessed = [i for i, t in enumerate(turns) if any("end was not recorded" in r for r in t["reasons"])]
     assert guessed, "the missing end is flagged"
     assert all(t["flagged"] or t["follows"] for t in turns[guessed[0]:])
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
 
 
 def test_a_cell_the_reader_could_not_make_out_leaves_every_roll_open() -> None:
@@ -527,7 +527,7 @@ def test_a_board_explained_against_the_reader_is_flagged_and_its_game_rests_on_i
     later = game["turns"][game["turns"].index(turns[i]) + 1:]
     assert later and all(t["flagged"] or t["follows"] == {"page": turns[i]["page"], "board": turns[i]["board"]}
                          for t in later)
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
 
 
 def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -554,7 +554,7 @@ def test_a_misread_the_solver_is_sure_of_is_no_flag(monkeypatch: pytest.MonkeyPa
         return [t for t in turns if (t["page"] - 1) * 8 + t["board"] - 1 in chosen], result
 
     turns, result = misread_turns()
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
     sure = [t for t in turns if t["confidence"] >= search.MISREAD_SURE]
     unsure = [t for t in turns if t["confidence"] < search.MISREAD_SURE]
     assert sure and unsure, "both kinds of board were read"
@@ -591,7 +591,7 @@ def test_a_board_a_game_rests_on_is_flagged_though_sure_enough_alone(monkeypatch
     boards = misread(match, [certain_reading(n % 8 + 1, b.marks) for n, b in enumerate(encode_match(match))], k, 2)
     monkeypatch.setattr(solve_module, "REVIEW_EXPECTED_WRONG", 0.0)
     unguarded = solve(paginate(boards), players=match.players, length=match.length)
-    assert compare(match, unguarded.match, unguarded.report).silent >= 5, "without the rule the misread goes astray"
+    assert compare(match, unguarded.match, unguarded.solved).silent >= 5, "without the rule the misread goes astray"
     monkeypatch.setattr(solve_module, "REVIEW_EXPECTED_WRONG", 0.2)
     result = solve(paginate(boards), players=match.players, length=match.length)
     turns = [t for g in result.report["games"] for t in g["turns"]]
@@ -603,7 +603,7 @@ def test_a_board_a_game_rests_on_is_flagged_though_sure_enough_alone(monkeypatch
     game = next(g for g in result.report["games"] if turns[i] in g["turns"])
     later = game["turns"][game["turns"].index(turns[i]) + 1:]
     assert later and any(t["follows"] == place for t in later)
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
 
 
 @pytest.mark.skipif(not MATCHES, reason="../shared/data/matches not found")
@@ -626,7 +626,7 @@ def test_the_turns_after_a_flagged_board_follow_it_along_a_far_rival(monkeypatch
     boards[k] = BoardReading(board.index, cells, board.crossed, board.arrow, board.letters)
     monkeypatch.setattr(solve_module, "FOLLOW_WITHIN", 0.0)
     near_only = solve(paginate(boards), players=match.players, length=match.length)
-    assert compare(match, near_only.match, near_only.report).silent >= 5, "followed along its near rival only"
+    assert compare(match, near_only.match, near_only.solved).silent >= 5, "followed along its near rival only"
     monkeypatch.undo()
     result = solve(paginate(boards), players=match.players, length=match.length)
     turns = [t for g in result.report["games"] for t in g["turns"]]
@@ -634,7 +634,7 @@ def test_the_turns_after_a_flagged_board_follow_it_along_a_far_rival(monkeypatch
     assert turns[i]["flagged"] and "low confidence" in turns[i]["reasons"]
     place = {"page": turns[i]["page"], "board": turns[i]["board"]}
     assert any(t["follows"] == place for t in turns[i + 1:])
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
 
 
 def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
@@ -657,7 +657,7 @@ def test_an_unreadable_centre_is_a_reason_only_on_a_board_in_doubt() -> None:
                 doubtful = turn["confidence"] < 0.98
                 assert ("unreadable centre" in turn["reasons"]) == doubtful
                 seen.add(doubtful)
-        assert compare(match, result.match, result.report).silent == 0
+        assert compare(match, result.match, result.solved).silent == 0
     assert seen == {True, False}, f"both kinds of board were read: {seen}"
 
 
@@ -681,7 +681,7 @@ def test_a_doublet_read_right_is_not_taken_for_a_misread() -> None:
                 found += 1
                 assert "the marks fit only if a cell was misread" not in turn["reasons"]
                 assert not turn["flagged"]
-        assert compare(match, result.match, result.report).right == compare(match, result.match).turns
+        assert compare(match, result.match, result.solved).right == compare(match, result.match).turns
     if not found:
         pytest.skip("no doublet dance in the first real matches")
 
@@ -769,7 +769,7 @@ def test_a_digit_missed_beside_a_crossed_die_is_not_read_as_a_doublet_dance() ->
             if _board_number(turn) in lost:
                 d = encoded[_board_number(turn)].marks.cells["centre"][0]
                 ambiguous += any(c["dice"] == [d, d] and c["move"] == "" for c in turn["candidates"])
-        assert compare(match, result.match, result.report).silent == 0, path.name
+        assert compare(match, result.match, result.solved).silent == 0, path.name
         if ambiguous >= 2:
             break
     assert ambiguous, "no turn where the doublet dance was a rival"
@@ -803,7 +803,7 @@ def test_a_crossed_digit_the_reader_half_saw_is_flagged_not_trusted() -> None:
             if roll is not None and turn["dice"] != [roll.high, roll.low]:
                 misled += 1
                 assert turn["flagged"], (path.name, turn)
-        assert compare(match, result.match, result.report).silent == 0, path.name
+        assert compare(match, result.match, result.solved).silent == 0, path.name
     assert misled, "no turn where the half-seen digit was taken"
 
 
@@ -891,7 +891,7 @@ def test_a_length_misread_unsurely_is_overruled_by_the_games_played_past_it() ->
     assert [(g.score.bottom, g.score.top) for g in match.games] == [(0, 0), (4, 0)]
     result = solve(_with_lengths(match, [("5", 0.9998), ("3", 0.5698), ("3", 0.814)]), players=match.players)
     assert result.match.length == 5
-    assert compare(match, result.match, result.report).differences == ()
+    assert compare(match, result.match, result.solved).differences == ()
     assert result.report["summary"]["set_aside"] == 0
     assert [n for n in result.report["notes"] if n.startswith("match length")] == [
         ("match length: the page headers read 3, but not surely, and the games recorded fit a 5-point match "
@@ -909,7 +909,7 @@ def test_a_length_read_unsurely_stays_when_the_games_fit_another_no_better() -> 
     assert [(g.score.bottom, g.score.top) for g in match.games] == [(0, 0), (2, 0)]
     result = solve(_with_lengths(match, [("3", 0.57), ("5", 0.5)]), players=match.players)
     assert result.match.length == 3
-    assert compare(match, result.match, result.report).differences == ()
+    assert compare(match, result.match, result.solved).differences == ()
     notes = [n for n in result.report["notes"] if n.startswith("match length")]
     assert len(notes) == 1 and "read as 3 from the page headers, but not surely" in notes[0]
 
@@ -935,7 +935,7 @@ def test_games_that_outrun_the_length_are_set_aside_with_a_note_naming_the_lengt
              "(set aside); the games recorded fit a 5-point match: if that is its length, give it (--length 5)")]
     # Given the length the note names, the match is read whole and nothing is said of its length.
     whole = solve(_with_lengths(match, [("3", 0.9998)]), players=match.players, length=5)
-    assert compare(match, whole.match, whole.report).differences == ()
+    assert compare(match, whole.match, whole.solved).differences == ()
     assert not [n for n in whole.report["notes"] if n.startswith("match length")]
 
 
@@ -949,7 +949,7 @@ def test_a_stray_board_after_the_end_that_no_longer_match_explains_brings_no_len
     stray = replace(readings.pages[0].boards[5], index=1)
     readings = Readings((*readings.pages, PageReading("stray", len(readings.pages) + 1, (stray,))))
     result = solve(readings, players=match.players)
-    assert compare(match, result.match, result.report).differences == ()
+    assert compare(match, result.match, result.solved).differences == ()
     assert [(s["page"], s["board"]) for s in result.report["skipped"]] == [(len(readings.pages), 1)]
     assert not [n for n in result.report["notes"] if n.startswith("match length")]
 
@@ -974,7 +974,7 @@ def test_a_record_that_stops_before_the_match_is_over_says_so() -> None:
     assert ending(result) == [(f"the record ends in game 2, before it was won ({bottom} 4, {top} 0): "
                               "a page missing at the end?")]
     longer = solve(readings, players=match.players, length=7)
-    assert compare(match, longer.match, longer.report).differences == ()
+    assert compare(match, longer.match, longer.solved).differences == ()
     assert ending(longer) == [(f"the record ends at {bottom} 5, {top} 0, before either player reached 7 points: "
                               "pages missing at the end, or a shorter match (--length)?")]
 
@@ -1186,7 +1186,7 @@ def test_a_slip_into_the_neighbouring_square_that_spells_a_legal_play_is_a_candi
         got = next(t for t in _turns(result) if (t["page"] - 1) * 8 + t["board"] - 1 == k)
         assert got["move"] == turn["move"] or got["flagged"], (k, got)
         assert any(c["move"] == turn["move"] for c in got["candidates"]), (k, got["candidates"])
-        assert compare(match, result.match, result.report).silent == 0
+        assert compare(match, result.match, result.solved).silent == 0
         tried += 1
         if tried == 3:
             break
@@ -1330,7 +1330,7 @@ def test_a_missing_page_costs_no_page_and_no_silent_turn() -> None:
         turns = [t for g in result.report["games"] for t in g["turns"]]
         first = next(t for t in turns if t["page"] > lost and t["action"] in ("move", "double"))
         assert any("a page missing?" in r for r in first["reasons"]), (path.name, first)
-        assert compare(match, result.match, result.report).silent == 0, path.name
+        assert compare(match, result.match, result.solved).silent == 0, path.name
 
 
 @pytest.mark.parametrize(("numbers", "extra"), [
@@ -1389,7 +1389,7 @@ def test_a_page_of_another_match_in_a_short_pile_is_flagged_by_its_neighbours_nu
             in first["reasons"]
         assert all(t["flagged"] or t["follows"] for t in turns[turns.index(first):])
     truth = MatchRecord(ours.length, ours.players, ours.games)
-    assert compare(truth, result.match, result.report).silent == 0
+    assert compare(truth, result.match, result.solved).silent == 0
 
 
 def test_a_pile_out_of_order_is_not_a_missing_page() -> None:
@@ -1436,7 +1436,7 @@ def test_two_neighbouring_pages_swapped_are_flagged_where_the_order_breaks() -> 
     turns = [t for g in result.report["games"] for t in g["turns"]]
     first = next(t for t in turns if t["page"] == 4)
     assert first["flagged"] and any("the pages are out of order" in r for r in first["reasons"])
-    assert compare(match, result.match, result.report).silent == 0
+    assert compare(match, result.match, result.solved).silent == 0
 
 
 def test_one_number_out_of_step_read_unsurely_is_a_misread_not_the_order() -> None:
@@ -1503,7 +1503,7 @@ def test_a_drop_the_result_square_is_unsure_of_is_no_doubt(square: tuple[CellRea
     cells[cell] = square
     boards[k] = BoardReading(1, cells, boards[k].crossed, boards[k].arrow, boards[k].letters)
     result = solve(_laid(boards), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.differences == () and found.results_wrong == 0
     turns = _turns(result)
     double = next(t for t in turns if t.get("action") == "double" and (t["page"], t["board"]) == (k // 8 + 1, k % 8 + 1))
@@ -1557,5 +1557,5 @@ def test_a_sensible_doublet_misread_as_one_two_is_found_among_the_blunders_that_
     cells = {name: tuple(CellReading(v[i], v[i + 1]) for i in range(0, len(v), 2)) for name, v in read.items()}
     boards[k] = BoardReading(boards[k].index, cells)
     result = solve(paginate(boards), players=match.players, length=match.length)
-    found = compare(match, result.match, result.report)
+    found = compare(match, result.match, result.solved)
     assert found.right == found.turns, found.differences
