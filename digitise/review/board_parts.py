@@ -3,7 +3,7 @@ correction keeps, why a player could not double, and a board's reading as the pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from digitise.game.match import Cube, MatchState
@@ -60,8 +60,8 @@ def named_side(players: Sequence[str] | None, side: str | None) -> str:
     return str(side or "the player on roll")
 
 
-def no_double_because(report: Report, key: tuple[int, int], text: str,
-                      header: Mapping[str, Any]) -> str | None:
+def no_double_because(report: Report, key: tuple[int, int], text: str, players: Sequence[str] | None,
+                      length: int | None) -> str | None:
     """The rule that forbids the double a correction ``text`` puts on board ``key``, if one does.
 
     The match is replayed from the report (score, Crawford game, cube) up to
@@ -71,8 +71,7 @@ def no_double_because(report: Report, key: tuple[int, int], text: str,
     """
     if not text.strip().lower().startswith("double"):
         return None
-    players, length = header.get("players"), header.get("length")
-    state = MatchState(length if isinstance(length, int) and length > 0 else 0)
+    state = MatchState(length if length is not None and length > 0 else 0)
     for game in report.games:
         cube, doubler = Cube(), None
         for number, turn in enumerate(game.turns):

@@ -15,25 +15,20 @@ file.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from digitise.errors import DigitiseError, InputError, OutputError, short
+from digitise.errors import DigitiseError, InputError, OutputError
 from digitise.fileio import folder_problem, write_atomic
-from digitise.game.position import Position
 from digitise.game.record import MatchOutcome, outcome
-from digitise.game.rules import ALL_ROLLS, legal_plays, play_from_moves
 from digitise.notation.template import Template, load_template
 from digitise.review.board_parts import (
     ACTION_PARTS,
     cells_json,
     marks_json,
-    named_side,
-    no_double_because,
     with_other_turns,
 )
 from digitise.review.changes import (
@@ -63,6 +58,7 @@ from digitise.review.refusals import (
     report_locked,
 )
 from digitise.review.scanned import load_scanned
+from digitise.review.why_refused import illegal_play, misfit
 from digitise.solve.corrections import (
     Corrections,
     MatchHeader,
@@ -83,8 +79,6 @@ from digitise.solve.reviewed import OnBoard, corrected_cells, corrected_readings
 log = logging.getLogger(__name__)
 
 
-#: Reasons that say nothing of why a correction was refused: the refusal itself, and the doubt it leaves.
-_NOT_WHY = frozenset({Reason.CORRECTION_MISFIT.code, Reason.LOW_CONFIDENCE.code})
 
 
 class ReviewSession:
@@ -595,49 +589,6 @@ class ReviewSession:
     def _turns_on(self, page: int, board: int) -> list[Turn]:
         return [on.turn for on in turns_by_board(self.report) if (on.page, on.board) == (page, board) and on.turn]
 
-    def check_legal(self, key: tuple[int, int], text: str) -> None:
-        """Refuse a typed move that is not a legal play in the position before that turn.
-
-        Checked against the turn now on that board, when it is the same
-        player's move: the clear message a person needs ("not a legal play of
-        64 here; legal plays include ..."). The solver checks the rest.
-        """
-        from digitise.solve import parse_correction
-
-        forced = parse_correction(text)
-        turn = self._turn_at(*key)
-        if forced.roll is None or forced.moves is None or turn is None or not turn.position_before:
-            return
-        if turn.action != "move" or (forced.player is not None and forced.player.value != turn.player):
-            return
-        try:
-            position = Position.from_position_id(turn.position_before)
-        except ValueError:
-            return
-        roll, moves = forced.roll, list(forced.moves)
-        plays = legal_plays(position, roll)
-        side = turn.player
-        who = named_side(self._match_header().get("players"), side)
-        if not moves:
-            if plays:
-                examples = ", ".join(sorted(str(p) for p in plays)[:3])
-                raise CorrectionRefused(f"{roll} can be played by {who} here (e.g. {examples}): type the play")
-            return
-        if play_from_moves(position, roll, moves) is None:
-            shown = short(text.split(":", 1)[1].split(";")[0].strip())
-            # The moves may be right and the dice mistyped: the rolls they are a play of say so.
-            fits = [other for other in ALL_ROLLS if other != roll and play_from_moves(position, other, moves)]
-            if not plays:
-                hint = f"{roll} cannot be played at all here: leave the play empty ('{roll}:')"
-            else:
-                # The plays nearest what was typed first (a slip of one point shows its fix at the top).
-                near = sorted((str(p) for p in plays),
-                              key=lambda p: (-difflib.SequenceMatcher(None, p, shown).ratio(), p))
-                hint = "legal plays include " + ", ".join(near[:4])
-            if fits:
-                hint = f"it is a play of {' or '.join(map(str, fits))}: are the dice right? Else {hint}"
-            raise CorrectionRefused(f"{shown} is not a legal play of {roll} for {who} here; {hint}")
-
     def _check_revision(self, revision: str | None) -> None:
         """Refuse a change made on a state of the match since changed (None: the caller does not say)."""
         if revision is not None and revision != self.revision():
@@ -661,8 +612,8 @@ class ReviewSession:
                 raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the readings")
             if self.readings is None and self._turn_at(*key) is None:
                 raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the report")
-            self.check_legal(key, text)
             turn = self._turn_at(*key)
+            illegal_play(text, turn, self._match_header()["players"])
             changes = self._resolve({**self.corrections, key: text}, changed=key)
             if self.learn_dir is not None:
                 self._learn(key, text, turn, boards.get(key))
@@ -733,45 +684,8 @@ class ReviewSession:
             new_report = self.scan.with_scan_notes(solved)
             bad = unfitting(new_report, updated)
             if bad:
-                refused = [on for on in turns_by_board(new_report) if (on.page, on.board) in bad]
-                places = sorted(bad, key=lambda place: (place != changed, place))
-                named = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}" for p, b in places)
-                ended = [on for on in refused if any(flag.reason is Reason.AFTER_THE_END for flag in on.reasons)]
-                if ended:
-                    raise CorrectionRefused(f"page {ended[0].page} board {ended[0].board} comes after the end "
-                                            "of the match: it cannot hold a turn; nothing was changed")
-                if changed is not None and changed not in bad:
-                    # The change just made is honoured, an earlier correction no longer is: name both, as the
-                    # earlier one may be the wrong one.
-                    clash = "; ".join(f"page {p} board {b} ({short(updated[(p, b)])!r})" for p, b in bad)
-                    raise CorrectionRefused(
-                        f"no legal match reads page {changed[0]} board {changed[1]} as {short(updated[changed])!r} "
-                        f"together with the earlier correction of {clash}: if that one is wrong, undo it first; "
-                        "nothing was changed")
-                if undone is not None:
-                    # A later correction was made on the position this one gave: it goes first.
-                    later = ", ".join(f"page {p} board {b}" for p, b in sorted(bad))
-                    raise CorrectionRefused(
-                        f"no legal match reads {named} without the correction of page {undone[0]} board "
-                        f"{undone[1]}, which {'it rests' if len(bad) == 1 else 'they rest'} on: undo {later} first; "
-                        "nothing was changed")
-                # What the solver found wrong there ("arrow where no double is allowed"), when it says.
-                why: dict[tuple[int, int], list[str]] = {}
-                for on in refused:
-                    for flag in on.reasons:
-                        if flag.code not in _NOT_WHY and flag.text not in why.setdefault((on.page, on.board), []):
-                            why[(on.page, on.board)].append(flag.text)
-                header_now = self._match_header()
-                for p, b in places:
-                    rule = no_double_because(self.report, (p, b), updated[(p, b)], header_now)
-                    if rule is not None:
-                        why[(p, b)] = [rule]  # the solver's own words ("arrow where no double ...") add nothing
-                explained = "; ".join(f"page {p} board {b} as {short(updated[(p, b)])!r}"
-                                      + (f" ({'; '.join(why[(p, b)])})" if why.get((p, b)) else "")
-                                      for p, b in places)
-                raise CorrectionRefused(
-                    f"no legal match reads {explained} together with the rest of the note; nothing was changed"
-                )
+                form = self._match_header()
+                raise misfit(self.report, new_report, updated, bad, changed, undone, form["players"], form["length"])
             changes = report_changes(self.report, new_report)
             # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.
             save_corrections(self.corrections_file, updated, self.report_path.name, header,

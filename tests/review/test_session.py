@@ -713,8 +713,7 @@ CUBE_REPORT = reports.report([
     (20, "double", None),  # no turn on that board
 ])
 def test_a_refused_double_names_the_rule_that_forbids_it(board: int, text: str, rule: str | None) -> None:
-    header = {"players": ["Alice", "Bob"], "length": 3}
-    assert no_double_because(CUBE_REPORT, (1, board), text, header) == rule
+    assert no_double_because(CUBE_REPORT, (1, board), text, ["Alice", "Bob"], 3) == rule
 
 
 def test_the_turns_of_a_board_the_fit_is_unsure_of_are_flagged_and_shown_with_its_squares(
