@@ -4,6 +4,7 @@ a re-solve changed, each turn described, an alternative given as the correction 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from digitise.review.scanned import Scanned
@@ -59,7 +60,25 @@ def candidate_correction(candidate: Candidate) -> str | None:
     return f"{text}; {wins}" if wins else text
 
 
-def report_changes(old: Report, new: Report) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A turn read otherwise after a re-solve (or flagged otherwise): its board, and the turn before and after."""
+
+    page: int
+    board: int
+    #: The turn in a few words (:func:`describe_turn`), None where there was or is none.
+    before: str | None
+    after: str | None
+    flagged_before: bool
+    flagged_after: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """As the page gets it."""
+        return {"page": self.page, "board": self.board, "before": self.before, "after": self.after,
+                "flagged_before": self.flagged_before, "flagged_after": self.flagged_after}
+
+
+def report_changes(old: Report, new: Report) -> list[Change]:
     """The turns whose reading differs between two reports, board by board."""
     before = {on.key: on for on in turns_by_board(old)}
     after = {on.key: on for on in turns_by_board(new)}
@@ -70,16 +89,7 @@ def report_changes(old: Report, new: Report) -> list[dict[str, Any]]:
         new_text = describe_turn(b) if b else None
         flag_changed = bool(a and b and a.flagged != b.flagged)
         if old_text != new_text or flag_changed:
-            changes.append(
-                {
-                    "page": key[0],
-                    "board": key[1],
-                    "before": old_text,
-                    "after": new_text,
-                    "flagged_before": bool(a and a.flagged),
-                    "flagged_after": bool(b and b.flagged),
-                }
-            )
+            changes.append(Change(key[0], key[1], old_text, new_text, bool(a and a.flagged), bool(b and b.flagged)))
     return changes
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from digitise.errors import InputError
 from digitise.fileio import load_json
+from digitise.game.record import MatchRecord
 from digitise.review.checks import check_report
 from digitise.solve.corrections import MatchHeader, pages_from_json
-from digitise.solve.reasons import Flag
+from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Flag, Reason
 from digitise.solve.report_types import Report, flags_of
 
 
@@ -53,6 +55,48 @@ class Scanned:
         kept = tuple(note for note in self.scan_notes if note.text not in given)
         return solved if not kept else Report(solved.games, solved.skipped, solved.summary, solved.prior,
                                                solved.notes + kept, solved.closed_out)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchForm:
+    """The names and length the match is written with, and who set each: ``review`` (the reviewer), ``scan``
+    (told to the scan), ``header`` (read from the sheet) or ``unsure`` (read, with a note of doubt)."""
+
+    players: tuple[str, ...] | None
+    length: int | None
+    players_from: str
+    length_from: str
+    #: What the reviewer set, as saved with the corrections.
+    reviewed: MatchHeader
+
+    def to_json(self) -> dict[str, Any]:
+        """As the page's match form gets it."""
+        return {"players": list(self.players) if self.players is not None else None, "length": self.length,
+                "players_from": self.players_from, "length_from": self.length_from,
+                "reviewed": self.reviewed.to_json()}
+
+
+def match_form(scanned: Scanned, report: Report, header: MatchHeader, match: MatchRecord | None) -> MatchForm:
+    """The match form of ``scanned`` re-solved into ``report`` (and ``match``, None when not re-solved) with the
+    reviewer's ``header``."""
+    told = scanned.header
+    if match is not None:
+        players: tuple[str, ...] | None = tuple(match.players)
+        length: int | None = match.length
+    else:
+        named, length = header.over(told.players, told.length)
+        players = tuple(named) if named else None
+    notes = {note.code for note in report.notes}
+
+    def source(reviewed: object, given: object, doubt: frozenset[Reason]) -> str:
+        if reviewed is not None:
+            return "review"
+        if given is not None:
+            return "scan"
+        return "unsure" if any(reason.code in notes for reason in doubt) else "header"
+
+    return MatchForm(players, length, source(header.players, told.players, PLAYER_NOTES),
+                     source(header.length, told.length, LENGTH_NOTES), header)
 
 
 def load_scanned(path: Path) -> Scanned:

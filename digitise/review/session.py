@@ -32,6 +32,7 @@ from digitise.review.board_parts import (
     with_other_turns,
 )
 from digitise.review.changes import (
+    Change,
     Solver,
     candidate_correction,
     default_solver,
@@ -57,7 +58,7 @@ from digitise.review.refusals import (
     file_stamp,
     report_locked,
 )
-from digitise.review.scanned import load_scanned
+from digitise.review.scanned import MatchForm, load_scanned, match_form
 from digitise.review.why_refused import illegal_play, misfit
 from digitise.solve.corrections import (
     Corrections,
@@ -72,7 +73,6 @@ from digitise.solve.corrections import (
     save_corrections,
     unfitting,
 )
-from digitise.solve.reasons import LENGTH_NOTES, PLAYER_NOTES, Reason
 from digitise.solve.report_types import Report, Turn, json_of
 from digitise.solve.reviewed import OnBoard, corrected_cells, corrected_readings, turn_at, turns_by_board
 
@@ -129,7 +129,7 @@ class ReviewSession:
         self.corrections: Corrections = {}
         #: The players and length the reviewer set (saved with the corrections).
         self.header = MatchHeader()
-        self.changes: list[dict[str, Any]] = []
+        self.changes: list[Change] = []
         self.match: Any = None
         #: What became of the .mat at the last change: {"written": path} or {"error": why}; None before any.
         self.mat_note: dict[str, str] | None = None
@@ -164,7 +164,7 @@ class ReviewSession:
         disk = self._disk_text()
         corrections: Corrections = {}
         header = MatchHeader()
-        changes: list[dict[str, Any]] = []
+        changes: list[Change] = []
         report, match = self._scanned, None
         if self.corrections_file.exists():
             saved = load_corrections_file(self.corrections_file)
@@ -281,7 +281,7 @@ class ReviewSession:
         """Everything the page needs, as JSON-able data."""
         with self._lock:
             problem = self._disk_problem()
-            changed = {(c["page"], c["board"]) for c in self.changes if c["before"] != c["after"]}
+            changed = {(c.page, c.board) for c in self.changes if c.before != c.after}
             scanned = {(on.page, on.board): on for on in turns_by_board(self._scanned) if on.n == 0}
             turns = []
             for turn in turns_by_board(self.report):
@@ -321,11 +321,11 @@ class ReviewSession:
                 "title": self.report_path.name,
                 "revision": self.revision(),
                 "summary": json_of(self.report.summary),
-                "match": self._match_header(),
+                "match": self._match_header().to_json(),
                 "games": games,
                 "turns": turns,
                 "corrections": [{"page": p, "board": b, "text": t} for (p, b), t in sorted(self.corrections.items())],
-                "changes": self.changes,
+                "changes": [change.to_json() for change in self.changes],
                 "can_resolve": self.solver is not None and self.readings is not None,
                 "can_export": self.match is not None,
                 "can_save": self.match is not None and mat is not None,
@@ -350,31 +350,9 @@ class ReviewSession:
         with self._lock:
             return None if self.match is None else outcome(self.match)
 
-    def _match_header(self) -> dict[str, Any]:
+    def _match_header(self) -> MatchForm:
         """The names and length the match is written with, and who set them (the page's match form)."""
-        told = self.scan.header
-        if self.match is not None:
-            players: list[str] | None = list(self.match.players)
-            length: int | None = self.match.length
-        else:
-            named, length = self.header.over(told.players, told.length)
-            players = list(named) if named else None
-        notes = {note.code for note in self.report.notes}
-
-        def source(reviewed: object, given: object, doubt: frozenset[Reason]) -> str:
-            if reviewed is not None:
-                return "review"
-            if given is not None:
-                return "scan"
-            return "unsure" if any(reason.code in notes for reason in doubt) else "header"
-
-        return {
-            "players": players,
-            "length": length,
-            "players_from": source(self.header.players, told.players, PLAYER_NOTES),
-            "length_from": source(self.header.length, told.length, LENGTH_NOTES),
-            "reviewed": self.header.to_json(),
-        }
+        return match_form(self.scan, self.report, self.header, self.match)
 
     def _cell_boxes(self, page: int, board: int) -> dict[str, list[float]]:
         """Where each square of the board lies on its picture (see :func:`cell_boxes`); {} without a picture."""
@@ -613,11 +591,11 @@ class ReviewSession:
             if self.readings is None and self._turn_at(*key) is None:
                 raise CorrectionRefused(f"page {key[0]} board {key[1]} is not in the report")
             turn = self._turn_at(*key)
-            illegal_play(text, turn, self._match_header()["players"])
+            illegal_play(text, turn, self._match_header().players)
             changes = self._resolve({**self.corrections, key: text}, changed=key)
             if self.learn_dir is not None:
                 self._learn(key, text, turn, boards.get(key))
-            return {"changes": changes, "correction": text, "page": key[0], "board": key[1], "mat": self.mat_note}
+            return {"changes": [c.to_json() for c in changes], "correction": text, "page": key[0], "board": key[1], "mat": self.mat_note}
 
     def set_header(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         """Set the players' names and the match length (``{"players": [BOTTOM, TOP], "length": N}``).
@@ -630,7 +608,8 @@ class ReviewSession:
         with self._lock:
             self._check_revision(revision)
             changes = self._resolve(self.corrections, header)
-            return {"changes": changes, "match": self._match_header(), "mat": self.mat_note}
+            return {"changes": [c.to_json() for c in changes], "match": self._match_header().to_json(),
+                    "mat": self.mat_note}
 
     def uncorrect(self, request: Any, revision: str | None = None) -> dict[str, Any]:
         """Remove the correction of one board (``{"page": p, "board": b}``)."""
@@ -646,7 +625,7 @@ class ReviewSession:
             if self.learn_dir is not None:
                 # The board's labels came from the correction now withdrawn: they teach nothing true.
                 forget_learning_crops(self.learn_dir, self._learn_stem((page, board)))
-            return {"changes": changes, "page": page, "board": board, "mat": self.mat_note}
+            return {"changes": [c.to_json() for c in changes], "page": page, "board": board, "mat": self.mat_note}
 
     def _template_of(self, page: int) -> str:
         """The paper the reader found for ``page`` (its header says), a4 when it does not say."""
@@ -659,7 +638,7 @@ class ReviewSession:
         return "a4"
 
     def _resolve(self, updated: Corrections, header: MatchHeader | None = None,
-                 changed: tuple[int, int] | None = None, undone: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+                 changed: tuple[int, int] | None = None, undone: tuple[int, int] | None = None) -> list[Change]:
         """Re-solve with ``updated`` (and ``header``, else the one set); keep and save them only when honoured.
 
         Refuses, and takes the file as it now is, when the corrections file
@@ -671,7 +650,7 @@ class ReviewSession:
 
     def _resolve_locked(self, updated: Corrections, header: MatchHeader | None,
                         changed: tuple[int, int] | None, undone: tuple[int, int] | None = None
-                        ) -> list[dict[str, Any]]:
+                        ) -> list[Change]:
         """:meth:`_resolve` with the report locked against other review servers (:func:`report_locked`)."""
         self._check_disk()
         header = self.header if header is None else header
@@ -685,7 +664,7 @@ class ReviewSession:
             bad = unfitting(new_report, updated)
             if bad:
                 form = self._match_header()
-                raise misfit(self.report, new_report, updated, bad, changed, undone, form["players"], form["length"])
+                raise misfit(self.report, new_report, updated, bad, changed, undone, form.players, form.length)
             changes = report_changes(self.report, new_report)
             # Saved before it is shown: a correction the page shows but the file lacks would be lost unseen.
             save_corrections(self.corrections_file, updated, self.report_path.name, header,
