@@ -105,7 +105,8 @@ class ReviewSession:
         self.report_path = Path(report_path).resolve()
         self.root = self.report_path.parent
         self._report_stamp = file_stamp(self.report_path)
-        #: The report as the scan wrote it; what the match is re-solved into goes to ``report``.
+        #: The report as the scan wrote it: what every re-solve (and a reload from the file) starts from; the
+        #: match as re-solved with the corrections is ``report``.
         self.scan = load_scanned(self.report_path)
         self.report: Report = self.scan.report
         self.readings_path = self._find_readings(readings_path)
@@ -150,8 +151,6 @@ class ReviewSession:
             # Said at the start: otherwise the first correction made in the browser is the one that fails.
             self.messages.append(f"corrections cannot be saved ({unwritable}): review a copy of the folder "
                                  "somewhere writable")
-        #: The scan's own report: what every re-solve (and a reload from the file) starts from.
-        self._scanned = self.report
         #: The corrections file's text as this session last read or wrote it (None: no file).
         self._disk: str | None = None
         self._load_saved()
@@ -165,7 +164,7 @@ class ReviewSession:
         corrections: Corrections = {}
         header = MatchHeader()
         changes: list[Change] = []
-        report, match = self._scanned, None
+        report, match = self.scan.report, None
         if self.corrections_file.exists():
             saved = load_corrections_file(self.corrections_file)
             corrections, header = saved.boards, saved.header
@@ -173,12 +172,12 @@ class ReviewSession:
                 absent_boards(corrections, self.boards(), self.corrections_file)
         if self.solver is not None and self.readings is not None:
             # Solve once at start so the page shows the match with the saved corrections applied.
-            readings = corrected_readings(self.readings, corrections, self._scanned)
+            readings = corrected_readings(self.readings, corrections, self.scan.report)
             match, solved = self.solver(readings, corrections, header)
             report = self.scan.with_scan_notes(solved)
             if corrections or header.given:
                 check_fit(report, corrections, self.corrections_file)
-                changes = report_changes(self._scanned, report)
+                changes = report_changes(self.scan.report, report)
         self._disk, self.corrections, self.header, self.changes = disk, corrections, header, changes
         self.report, self.match = report, match
 
@@ -282,7 +281,7 @@ class ReviewSession:
         with self._lock:
             problem = self._disk_problem()
             changed = {(c.page, c.board) for c in self.changes if c.before != c.after}
-            scanned = {(on.page, on.board): on for on in turns_by_board(self._scanned) if on.n == 0}
+            scanned = {(on.page, on.board): on for on in turns_by_board(self.scan.report) if on.n == 0}
             turns = []
             for turn in turns_by_board(self.report):
                 page, board, n = turn.key
