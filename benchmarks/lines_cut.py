@@ -1,0 +1,196 @@
+"""Cell by cell: what the point reader gets from a page placed by its markers and from the same page placed by a
+fitted layout (``digitise layout`` + ``--template``, the lines path), and what it reads from each.
+
+Rendered pages of digitise's own note (``bench_end_to_end.py``'s renders: the page JPEG, and beside it the
+renderer's truth, which holds the page's true mm -> px map and what was written where) are located twice, by
+their markers with the ``a4`` template and by their lines with a layout file. For every written point or off
+square: how far each path's corners lie from the true corners (px), the cut's size, how far apart the two
+paths' cell inks are, and which path reads the square right (the shipped reader, no adaptation to the writer).
+Then the same squares are cut in mixed ways (one path's corners with the other's geometry, dots, closed edges)
+so that what costs the lines path its reads shows up as the variant that loses them.
+
+    .venv/bin/python benchmarks/lines_cut.py --pages /tmp/bph-medium36/optdigits/a4-medium/pages \\
+        --layout /tmp/a4-fitted.json --matches 4
+
+``--layout`` is made from one of the pages with ``digitise layout PAGE -o FILE`` when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from digitise.notation.template import BoardGeometry, Rect, Template, load_template
+from digitise.vision import cells
+from digitise.vision.analyse import cell_kind
+from digitise.vision.cut import cell_ink
+from digitise.vision.grid import BoardFit
+from digitise.vision.images import iter_pages
+from digitise.vision.locate import locate
+from digitise.vision.page import project
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """One page located one way: its boards' fits and the template they are of."""
+
+    boards: dict[int, BoardFit]
+    template: Template
+    method: str
+
+    @property
+    def geometry(self) -> dict[int, BoardGeometry]:
+        """The template's boards by index."""
+        return {b.index: b for b in self.template.boards}
+
+
+def place(page: Any, template: Template) -> Placed:
+    """``page`` located with ``template`` (markers, or its lines for a layout file)."""
+    fit, boards, _, _, chosen = locate(page, template)
+    return Placed({b.index: b for b in boards}, chosen, fit.method)
+
+
+def true_quad(truth: dict[str, Any], own: BoardGeometry, name: str) -> np.ndarray:
+    """Where the renderer put cell ``name`` of our own note (image px, TL TR BR BL)."""
+    r = own.cells[name]
+    corners = np.array([[r.x, r.y], [r.x + r.w, r.y], [r.x + r.w, r.y + r.h], [r.x, r.y + r.h]])
+    return project(np.asarray(truth["mm_to_px"], np.float64), corners)
+
+
+def top(candidates: Any) -> tuple[int, ...]:
+    """The most likely digits of a reading, sorted (point squares: the order does not matter)."""
+    return tuple(sorted(candidates[0].digits)) if candidates else ()
+
+
+def moved(board: BoardGeometry, like: BoardGeometry) -> BoardGeometry:
+    """``board`` with ``like``'s locating dots, placed at the same spots relative to the nearest cell."""
+    dots = []
+    for dx, dy in like.dots:
+        name = min(like.cells, key=lambda n: abs(like.cells[n].x + like.cells[n].w / 2 - dx)
+                   + abs(like.cells[n].y + like.cells[n].h / 2 - dy) + (1e6 if n == "centre" else 0.0))
+        a, b = like.cells[name], board.cells[name]
+        dots.append((b.x + (dx - a.x) / a.w * b.w, b.y + (dy - a.y) / a.h * b.h))
+    return replace(board, dots=tuple(dots))
+
+
+def sized(board: BoardGeometry, like: BoardGeometry) -> BoardGeometry:
+    """``board`` with every cell of ``like``'s size (its corners stay)."""
+    return replace(board, cells=MappingProxyType({n: Rect(r.x, r.y, like.cells[n].w, like.cells[n].h)
+                                                   for n, r in board.cells.items()}))
+
+
+Variant = Callable[[np.ndarray, Placed, Placed, int, str, bool], np.ndarray]
+
+#: name -> how a square is cut: (image, markers' placing, lines' placing, board, cell, lines closed) -> ink.
+VARIANTS: dict[str, Variant] = {
+    "markers": lambda im, m, l, i, n, c: cell_ink(im, m.boards[i].cell_quad(n), m.geometry[i], n),
+    "lines": lambda im, m, l, i, n, c: cell_ink(im, l.boards[i].cell_quad(n), l.geometry[i], n, closed=c),
+    "lines+dots": lambda im, m, l, i, n, c: cell_ink(
+        im, l.boards[i].cell_quad(n), moved(l.geometry[i], m.geometry[i]), n, closed=c),
+    "lines+open": lambda im, m, l, i, n, c: cell_ink(im, l.boards[i].cell_quad(n), l.geometry[i], n),
+    "lines+own size": lambda im, m, l, i, n, c: cell_ink(
+        im, l.boards[i].cell_quad(n), sized(l.geometry[i], m.geometry[i]), n, closed=c),
+    "lines corners, markers geometry": lambda im, m, l, i, n, c: cell_ink(
+        im, l.boards[i].cell_quad(n), m.geometry[i], n),
+    "markers corners, lines geometry": lambda im, m, l, i, n, c: cell_ink(
+        im, m.boards[i].cell_quad(n), l.geometry[i], n, closed=c),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compare the two paths on the first ``--matches`` matches' pages; print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=Path, required=True, help="a render's pages folder (a4, with truth)")
+    parser.add_argument("--layout", type=Path, required=True, help="layout file (made from the first page if missing)")
+    parser.add_argument("--matches", type=int, default=2)
+    parser.add_argument("--max-pages", type=int, default=0, help="pages a match at most (0: all)")
+    parser.add_argument("--variants", default=";".join(VARIANTS), help="variants, separated by ;")
+    parser.add_argument("--show", type=int, default=0, help="list this many squares read right one way only")
+    args = parser.parse_args(argv)
+    matches = sorted(p.name for p in args.pages.iterdir() if p.is_dir() and not p.name.startswith("."))[:args.matches]
+    if not args.layout.exists():
+        from digitise.pipeline.layout import layout_to_file
+
+        layout_to_file(args.pages / matches[0] / "page-001.jpg", args.layout)
+    own, fitted = load_template("a4"), load_template(args.layout)
+    closed = bool(fitted.style.get("closed_edges", 0.0))
+    names = [v for v in args.variants.split(";") if v]
+    reader = cells.default_reader()
+    right: Counter[str] = Counter()
+    offsets: dict[str, list[float]] = {"markers": [], "lines": []}
+    signed: dict[str, list[np.ndarray]] = {"markers": [], "lines": []}
+    sizes: Counter[tuple[str, tuple[int, int]]] = Counter()
+    differ: list[float] = []
+    squares = 0
+    only: list[str] = []
+    for match in matches:
+        pages = sorted((args.pages / match).glob("page-*.jpg"))
+        for path in pages[:args.max_pages or None]:
+            page = next(iter(iter_pages(path)))
+            number = int(path.stem.split("-")[1])
+            truth = json.loads((args.pages / f".{match}.truth" / f"page-{number:03d}.truth.json").read_text())
+            by_markers, by_lines = place(page, own), place(page, fitted)
+            jobs: list[tuple[str, str, tuple[int, ...], np.ndarray]] = []
+            for board in truth["boards"]:
+                index = board["index"]
+                for name, want in board["cells"].items():
+                    if name.endswith("res") or name == "centre" or not want:
+                        continue
+                    squares += 1
+                    real = true_quad(truth, {b.index: b for b in own.boards}[index], name)
+                    for key, placed in (("markers", by_markers), ("lines", by_lines)):
+                        off = placed.boards[index].cell_quad(name) - real
+                        offsets[key].append(float(np.abs(off).max()))
+                        signed[key].append(off)
+                    label = f"{match} p{number} b{index} {name} {want}"
+                    for variant in names:
+                        ink = VARIANTS[variant](page.image, by_markers, by_lines, index, name, closed)
+                        jobs.append((variant, label, tuple(sorted(want)), ink))
+                    a, b = jobs[-len(names)][3], jobs[-len(names) + 1][3] if len(names) > 1 else jobs[-1][3]
+                    sizes[("markers", a.shape)] += 1
+                    sizes[("lines", b.shape)] += 1
+                    if a.shape == b.shape:
+                        differ.append(float(np.abs(a - b).mean()))
+            results = reader.analyse_many([(ink, cell_kind("B1")) for _, _, _, ink in jobs])
+            got: dict[str, dict[str, bool]] = {}
+            for (variant, label, want, _), result in zip(jobs, results, strict=True):
+                ok = top(result.candidates) == want
+                right[variant] += ok
+                got.setdefault(label, {})[variant] = ok
+            for label, oks in got.items():
+                if len(set(oks.values())) > 1 and len(only) < args.show:
+                    only.append(f"  {label}: " + ", ".join(f"{v} {'right' if ok else 'wrong'}" for v, ok in oks.items()))
+        print(f"{match}: {squares} squares so far", file=sys.stderr)
+    print(f"written point/off squares: {squares} ({len(matches)} matches of {args.pages})")
+    for key, values in offsets.items():
+        arr = np.array(values)
+        print(f"corners from the truth, {key}: mean {arr.mean():.2f} px, 95th pct {np.percentile(arr, 95):.2f}, "
+              f"max {arr.max():.2f}")
+        mean = np.mean(signed[key], axis=0)
+        print("  mean offset (x, y) px of TL TR BR BL: " + "  ".join(f"{x:+.2f},{y:+.2f}" for x, y in mean))
+    print("cut sizes:", dict(sizes.most_common(6)))
+    if differ:
+        print(f"mean |ink markers - ink lines| over same-size cuts: {np.mean(differ):.4f}")
+    for variant in names:
+        print(f"{variant:36s} misread {squares - right[variant]:4d} of {squares} "
+              f"({100 * (squares - right[variant]) / max(squares, 1):.2f} %)")
+    if only:
+        print("read right one way only:")
+        print("\n".join(only))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
