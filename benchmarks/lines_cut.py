@@ -13,6 +13,14 @@ so that what costs the lines path its reads shows up as the variant that loses t
         --layout /tmp/a4-fitted.json --matches 4
 
 ``--layout`` is made from one of the pages with ``digitise layout PAGE -o FILE`` when missing.
+
+The reads above are the reader's first (``scan`` then learns the writer's hand from the match's sure turns and
+reads the rest again, or keeps the first reading when that contradicts a sure turn: see
+:mod:`digitise.adaptation`). ``--outputs A B`` compares two batch outputs of the same pages after that, match by
+match: written point and off squares misread, boards not read right, and whether the learned hand was kept.
+
+    .venv/bin/python benchmarks/lines_cut.py --pages /tmp/bph-medium36/optdigits/a4-medium/pages \
+        --outputs /tmp/bph-medium36/optdigits/a4-medium/out /tmp/a4-by-layout-out
 """
 
 from __future__ import annotations
@@ -109,16 +117,55 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def compare_outputs(pages: Path, outputs: list[Path]) -> None:
+    """Per match of ``pages`` (a render with truth) batch ``outputs`` read: squares misread, boards not read right,
+    and the writer's hand learned (A) or not (-); then the totals."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_end_to_end as e2e
+
+    matches = sorted(set.intersection(*({p.name.removesuffix(".report.json") for p in out.glob("*.report.json")}
+                                         for out in outputs)))
+    totals: Counter[tuple[int, str]] = Counter()
+    for match in matches:
+        truths = e2e.board_truths(pages, match)
+        row = []
+        for k, out in enumerate(outputs):
+            saved = e2e.saved_boards(out, match)
+            squares = boards = 0
+            for page, by_index in truths.items():
+                for index, truth in by_index.items():
+                    reading = saved.get((page, index))
+                    boards += not e2e.board_read_right(reading, truth)
+                    cells_read = (reading or {}).get("cells", {})
+                    squares += sum(sorted(e2e._top(cells_read.get(name, []))) != sorted(want)
+                                   for name, want in truth["cells"].items()
+                                   if want and name != "centre" and not name.endswith("res"))
+            adaptation = json.loads((out / f"{match}.report.json").read_text(encoding="utf-8")).get("adaptation", {})
+            learned = "-" if adaptation.get("skipped") else "A"
+            totals[(k, "squares")] += squares
+            totals[(k, "boards")] += boards
+            row.append(f"{squares:4d} squares {boards:4d} boards {learned}")
+        print(f"{match}: " + "  |  ".join(row))
+    print("total: " + "  |  ".join(f"{totals[(k, 'squares')]:4d} squares {totals[(k, 'boards')]:4d} boards"
+                                    for k in range(len(outputs))))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the two paths on the first ``--matches`` matches' pages; print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=Path, required=True, help="a render's pages folder (a4, with truth)")
-    parser.add_argument("--layout", type=Path, required=True, help="layout file (made from the first page if missing)")
+    parser.add_argument("--layout", type=Path, help="layout file (made from the first page if missing)")
     parser.add_argument("--matches", type=int, default=2)
     parser.add_argument("--max-pages", type=int, default=0, help="pages a match at most (0: all)")
     parser.add_argument("--variants", default=";".join(VARIANTS), help="variants, separated by ;")
     parser.add_argument("--show", type=int, default=0, help="list this many squares read right one way only")
+    parser.add_argument("--outputs", type=Path, nargs="+", help="instead: batch outputs of --pages to compare")
     args = parser.parse_args(argv)
+    if args.outputs:
+        compare_outputs(args.pages, args.outputs)
+        return 0
+    if args.layout is None:
+        parser.error("--layout is needed (or --outputs)")
     matches = sorted(p.name for p in args.pages.iterdir() if p.is_dir() and not p.name.startswith("."))[:args.matches]
     if not args.layout.exists():
         from digitise.pipeline.layout import layout_to_file
