@@ -12,7 +12,9 @@ so that what costs the lines path its reads shows up as the variant that loses t
     .venv/bin/python benchmarks/lines_cut.py --pages /tmp/bph-medium36/optdigits/a4-medium/pages \\
         --layout /tmp/a4-fitted.json --matches 4
 
-``--layout`` is made from one of the pages with ``digitise layout PAGE -o FILE`` when missing.
+``--layout`` is made from one of the pages with ``digitise layout PAGE -o FILE`` when missing. ``--print NAME``
+reads the pages of another print of ``bench_prints.py`` (no markers) instead: by their lines as ``scan`` finds
+them (or by ``--layout``), their corners against the truth and what the reader reads (variants without markers).
 
 The reads above are the reader's first (``scan`` then learns the writer's hand from the match's sure turns and
 reads the rest again, or keeps the first reading when that contradicts a sure turn: see
@@ -40,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from digitise.notation.template import BoardGeometry, Rect, Template, load_template
+from digitise.notation.template import BoardGeometry, Rect, Template, load_template, template_names
 from digitise.vision import cells
 from digitise.vision.analyse import cell_kind
 from digitise.vision.cut import cell_ink
@@ -64,10 +66,23 @@ class Placed:
         return {b.index: b for b in self.template.boards}
 
 
-def place(page: Any, template: Template) -> Placed:
-    """``page`` located with ``template`` (markers, or its lines for a layout file)."""
+def place(page: Any, template: Template | list[Template]) -> Placed:
+    """``page`` located with ``template`` (markers, or its lines for a layout file; several: as ``scan`` does)."""
     fit, boards, _, _, chosen = locate(page, template)
     return Placed({b.index: b for b in boards}, chosen, fit.method)
+
+
+def as_truth(placed: Placed, truth: dict[str, Any], own: Template) -> Placed:
+    """``placed`` with its boards numbered as the truth's (``own``'s): each is the one nearest the true board."""
+    to_px = np.asarray(truth["mm_to_px"], np.float64)
+    boards, geometry = {}, placed.geometry
+    for board in own.boards:
+        centre = project(to_px, np.array([[c.x + c.w / 2, c.y + c.h / 2] for c in board.cells.values()])).mean(axis=0)
+        index = min(placed.boards, key=lambda i: float(np.linalg.norm(
+            placed.boards[i].crossings.reshape(-1, 2).mean(axis=0) - centre)))
+        boards[board.index] = (placed.boards[index], replace(geometry[index], index=board.index))
+    template = replace(placed.template, boards=tuple(g for _, g in boards.values()))
+    return Placed({i: b for i, (b, _) in boards.items()}, template, placed.method)
 
 
 def true_quad(truth: dict[str, Any], own: BoardGeometry, name: str) -> np.ndarray:
@@ -159,21 +174,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-pages", type=int, default=0, help="pages a match at most (0: all)")
     parser.add_argument("--variants", default=";".join(VARIANTS), help="variants, separated by ;")
     parser.add_argument("--show", type=int, default=0, help="list this many squares read right one way only")
+    parser.add_argument("--print", dest="print_name", help="pages of this other print (bench_prints.py's), no markers")
     parser.add_argument("--outputs", type=Path, nargs="+", help="instead: batch outputs of --pages to compare")
     args = parser.parse_args(argv)
     if args.outputs:
         compare_outputs(args.pages, args.outputs)
         return 0
-    if args.layout is None:
-        parser.error("--layout is needed (or --outputs)")
+    if args.layout is None and args.print_name is None:
+        parser.error("--layout is needed (or --outputs, or --print)")
     matches = sorted(p.name for p in args.pages.iterdir() if p.is_dir() and not p.name.startswith("."))[:args.matches]
-    if not args.layout.exists():
+    if args.layout is not None and not args.layout.exists():
         from digitise.pipeline.layout import layout_to_file
 
         layout_to_file(args.pages / matches[0] / "page-001.jpg", args.layout)
-    own, fitted = load_template("a4"), load_template(args.layout)
-    closed = bool(fitted.style.get("closed_edges", 0.0))
-    names = [v for v in args.variants.split(";") if v]
+    fitted: Template | list[Template]
+    if args.print_name is None:
+        own = load_template("a4")
+    else:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_prints import print_of
+
+        own = print_of(args.print_name)[0]
+    fitted = load_template(args.layout) if args.layout is not None else [load_template(n) for n in template_names()]
+    closed = True
+    names = [v for v in args.variants.split(";") if v and (args.print_name is None or "markers" not in v
+                                                           and "own size" not in v)]
     reader = cells.default_reader()
     right: Counter[str] = Counter()
     offsets: dict[str, list[float]] = {"markers": [], "lines": []}
@@ -188,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
             page = next(iter(iter_pages(path)))
             number = int(path.stem.split("-")[1])
             truth = json.loads((args.pages / f".{match}.truth" / f"page-{number:03d}.truth.json").read_text())
-            by_markers, by_lines = place(page, own), place(page, fitted)
+            by_lines = place(page, fitted)
+            by_markers = by_lines if args.print_name is not None else place(page, own)
+            if args.print_name is not None:
+                by_lines = by_markers = as_truth(by_lines, truth, own)
+            closed = bool(by_lines.template.style.get("closed_edges", 0.0))
             jobs: list[tuple[str, str, tuple[int, ...], np.ndarray]] = []
             for board in truth["boards"]:
                 index = board["index"]
@@ -222,13 +251,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{match}: {squares} squares so far", file=sys.stderr)
     print(f"written point/off squares: {squares} ({len(matches)} matches of {args.pages})")
     for key, values in offsets.items():
+        if key == "markers" and args.print_name is not None:
+            continue
         arr = np.array(values)
         print(f"corners from the truth, {key}: mean {arr.mean():.2f} px, 95th pct {np.percentile(arr, 95):.2f}, "
               f"max {arr.max():.2f}")
         mean = np.mean(signed[key], axis=0)
         print("  mean offset (x, y) px of TL TR BR BL: " + "  ".join(f"{x:+.2f},{y:+.2f}" for x, y in mean))
-    print("cut sizes:", dict(sizes.most_common(6)))
-    if differ:
+    if args.print_name is None:
+        print("cut sizes:", dict(sizes.most_common(6)))
+    if differ and args.print_name is None:
         print(f"mean |ink markers - ink lines| over same-size cuts: {np.mean(differ):.4f}")
     for variant in names:
         print(f"{variant:36s} misread {squares - right[variant]:4d} of {squares} "
