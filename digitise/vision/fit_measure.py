@@ -3,7 +3,7 @@
 A page of another print is placed from its own lines (:func:`~digitise.vision.layout.fit_layout`), then each
 board's lines are measured where that fit puts them (:func:`~digitise.vision.grid.refine_board`). Where many
 of a board's line crossings were not found (lines erased or faint, a board cut off), or those found stray from
-the board's own fit (a skewed or hand-ruled, wavy board), its squares are placed partly by guess. What to do
+the board's own fit (a hand-ruled, wavy board), its squares are placed partly by guess. What to do
 about it is the solver's: the measure goes into the readings (``fit``), with the crossings for the review's
 overlay.
 """

@@ -12,6 +12,10 @@ Two jobs, both on a reduced copy of the page (a few pixels per millimetre):
   right to within a few millimetres, it measures where each printed line of
   the board really is (per cell, so a curled page or a phone photo still
   gives cells within a millimetre) and returns the measured line crossings.
+  Its vertical lines are measured upright in the frame the start gives, so a
+  start without the page's shear (another print placed from its lines) is
+  measured again from the board's own fit until it settles
+  (:func:`settle_board`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ MIN_FOUND = 0.45
 SMEARED_LINE_BAR = 0.05
 #: A measured crossing further than this (mm) from what its neighbours say is a stroke, not the line.
 NEIGHBOUR_JUMP_MM = 0.45
+#: A board placed without a shear is measured again from its own fit (:func:`settle_board`) at most this many
+#: times, until no crossing moves more than SETTLED_MM.
+SETTLE_PASSES = 4
+SETTLED_MM = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +320,37 @@ def refine_board(small: np.ndarray, homography: np.ndarray, board: BoardGeometry
     inverse = np.linalg.inv(warp)
     local_crossings = project(inverse, crossings.reshape(-1, 2)).reshape(4, n_cols, 2)
     return BoardFit(board.index, crossings, measured, fitted, found_fraction, dark, local_crossings, mirrored(board))
+
+
+def settle_board(small: np.ndarray, first: BoardFit, board: BoardGeometry, *, bar: float | None = None) -> BoardFit:
+    """``first`` (``board`` measured in ``small`` by :func:`refine_board`) measured again from its own fit until its
+    crossings stay within :data:`SETTLED_MM`, at most :data:`SETTLE_PASSES` times.
+
+    The vertical lines are measured once per row of cells, upright in the
+    board image the starting homography makes. A start that misses the
+    page's shear (a page placed from its lines: a turn, no shear) leaves
+    every square's sides leaning by it, a pixel or more at the corners; the
+    board's own fit over both rows has most of the shear, and measured again
+    in that frame the lean shrinks each time.
+    """
+    fit = first
+    for _ in range(SETTLE_PASSES):
+        if fit.found < MIN_FOUND:
+            break
+        again = refine_board(small, fit.homography, board, bar=bar)
+        if again.found < fit.found:
+            break
+        moved = float(np.abs(again.crossings - fit.crossings).max())
+        fit = again
+        if moved <= SETTLED_MM * scale_at(fit.homography, _middle(board)):
+            break
+    return fit
+
+
+def _middle(board: BoardGeometry) -> np.ndarray:
+    """The middle of ``board`` in page mm."""
+    rect = board_rect(board)
+    return np.array([rect.x + rect.w / 2, rect.y + rect.h / 2])
 
 
 def _neighbour_residual(residual: np.ndarray, keep: np.ndarray) -> np.ndarray:

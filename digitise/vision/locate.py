@@ -22,6 +22,7 @@ from digitise.vision.grid import (
     mirrored,
     refine_board,
     scaled_fit,
+    settle_board,
     smear_mm,
     upright_edge_contrast,
 )
@@ -255,7 +256,9 @@ def locate(
         raise PageError(f"the note is too small to read ({scale:.1f} px per mm, about {scale * 25.4:.0f} dpi): "
                         f"scan it at 150 dpi or more", page.source, where)
     enough = MIN_BOARDS_WITH_MARKERS if fit.method == "markers" else min(MIN_BOARDS, _boards_needed(len(chosen.boards)))
-    boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor)
+    # A page placed by its lines was fitted a turn but no shear: its boards are measured until they settle.
+    settle = fit.method.startswith("lines")
+    boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor, settle=settle)
     smeared = 0.0
     if not outside and len(chosen.boards) - len(missing) < enough:
         # Lines too faint to find: on a picture smeared one way (camera shake) the lines across the
@@ -263,7 +266,7 @@ def locate(
         smeared = smear_mm(boards)
         if SMEARED_MM <= smeared <= SMEAR_READABLE_MM:
             boards, outside, missing = refine_boards(small, chosen, per_board, fit.homography, factor,
-                                                      bar=SMEARED_LINE_BAR)
+                                                      bar=SMEARED_LINE_BAR, settle=settle)
     if outside:
         raise PageError(f"part of the note lies outside the image (board {', '.join(map(str, outside))}): half a page?",
                         page.source, where)
@@ -279,8 +282,12 @@ def locate(
 
 
 def refine_boards(small: np.ndarray, template: Template, per_board: dict[int, np.ndarray], homography: np.ndarray,
-                   factor: float, bar: float | None = None) -> tuple[list[BoardFit], list[int], list[int]]:
-    """Every board's lines measured: the fits (full-image px), the boards outside the image, those not found."""
+                   factor: float, bar: float | None = None, *, settle: bool = False
+                   ) -> tuple[list[BoardFit], list[int], list[int]]:
+    """Every board's lines measured: the fits (full-image px), the boards outside the image, those not found.
+
+    With ``settle``, each board is measured again from its own fit until it settles
+    (:func:`~digitise.vision.grid.settle_board`): for a ``homography`` that misses the page's shear."""
     boards: list[BoardFit] = []
     outside: list[int] = []
     missing: list[int] = []
@@ -292,6 +299,8 @@ def refine_boards(small: np.ndarray, template: Template, per_board: dict[int, np
             again = refine_board(small, homography, board, bar=bar)
             if again.found > local.found:
                 local = again
+        if settle:
+            local = settle_board(small, local, board, bar=bar)
         if not board_inside(local.crossings, small.shape, slack=2.0):
             outside.append(board.index)
         elif local.found < MIN_FOUND:

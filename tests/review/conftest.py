@@ -154,7 +154,8 @@ def batch_folder(solved_sample_master: tuple[Path, str], tmp_path: Path) -> Path
 
 @pytest.fixture(scope="session")
 def unsure_fit_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A page of another print (club-small) with its third board askew, scanned by ``digitise scan``: the report."""
+    """A page of another print (club-small) with its third board ruled by hand (bent in waves), scanned by ``digitise
+    scan``: the report."""
     from click.testing import CliRunner
 
     from digitise.cli import cli
@@ -163,7 +164,7 @@ def unsure_fit_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from digitise.sheet.prints import PRINTS
     from digitise.vision.images import PageImage
     from digitise.vision.read import analyse_page
-    from tests.vision.conftest import skew_board
+    from tests.vision.conftest import wave_board
     from tests.vision.test_layout import written_page
 
     folder = tmp_path_factory.mktemp("unsure-fit")
@@ -171,7 +172,7 @@ def unsure_fit_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reading, _ = analyse_page(PageImage("page.png", 1, page.image), [load_template("a4")], header=False)
     box = reading.boards[2].box
     assert box is not None
-    cv2.imwrite(str(folder / "page.png"), skew_board(page.image, box, 4.0))
+    cv2.imwrite(str(folder / "page.png"), wave_board(page.image, box, 6.0))
     report = folder / "match.report.json"
     done = CliRunner().invoke(cli, ["scan", str(folder / "page.png"), "-o", str(folder / "match.mat"),
                                     "--report", str(report), "--players", "Alice,Bruno", "--length", "5",
@@ -182,7 +183,7 @@ def unsure_fit_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def unsure_fit_report(unsure_fit_master: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the scanned page with a board askew: its report's path."""
+    """A fresh copy of the scanned page with a board ruled by hand: its report's path."""
     import shutil
 
     folder = tmp_path / "unsure-fit"

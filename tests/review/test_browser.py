@@ -601,7 +601,7 @@ def test_the_first_answer_shows_the_first_flagged_turn(browser_page: Any, sample
 def test_a_board_the_fit_is_unsure_of_is_shown_with_its_squares_drawn_over_it(
     browser_page: Any, unsure_fit_report: Path
 ) -> None:
-    """A scanned page of another print with a board askew: its turn shows the board's picture with the squares
+    """A scanned page of another print with a board ruled by hand: its turn shows the board's picture with the squares
     as placed drawn over it, and says why; a turn of another board shows none."""
     page = browser_page
     with served(ReviewSession(unsure_fit_report)) as server:

@@ -719,7 +719,7 @@ def test_a_refused_double_names_the_rule_that_forbids_it(board: int, text: str, 
 def test_the_turns_of_a_board_the_fit_is_unsure_of_are_flagged_and_shown_with_its_squares(
     unsure_fit_report: Path,
 ) -> None:
-    """A page of another print with one board askew, through ``digitise scan``: that board's turns, and only
+    """A page of another print with one board ruled by hand, through ``digitise scan``: that board's turns, and only
     they, are flagged unsure-fit, and their picture comes with the squares as placed drawn over it."""
     import numpy as np
 
