@@ -207,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     differ: list[float] = []
     squares = 0
     only: list[str] = []
+    farthest: list[tuple[float, str]] = []
     for match in matches:
         pages = sorted((args.pages / match).glob("page-*.jpg"))
         for path in pages[:args.max_pages or None]:
@@ -230,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                         off = placed.boards[index].cell_quad(name) - real
                         offsets[key].append(float(np.abs(off).max()))
                         signed[key].append(off)
+                        farthest.append((float(np.abs(off).max()), f"{key}: {match} p{number} b{index} {name}"))
                     label = f"{match} p{number} b{index} {name} {want}"
                     for variant in names:
                         ink = VARIANTS[variant](page.image, by_markers, by_lines, index, name, closed)
@@ -265,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     for variant in names:
         print(f"{variant:36s} misread {squares - right[variant]:4d} of {squares} "
               f"({100 * (squares - right[variant]) / max(squares, 1):.2f} %)")
+    if args.show:
+        print("farthest corners: " + "; ".join(f"{label} {px:.1f} px" for px, label in sorted(farthest)[::-1][:3]))
     if only:
         print("read right one way only:")
         print("\n".join(only))
