@@ -41,6 +41,7 @@ from digitise.errors import LayoutError
 from digitise.notation.marks import BOARDS_PER_PAGE, BOTTOM_ROW, TOP_ROW
 from digitise.notation.template import BoardGeometry, Rect, Template
 from digitise.vision.fitted import FittedBoard, LayoutFit
+from digitise.vision.header_fit import find_header
 from digitise.vision.layout_overlay import draw_layout, reduced
 from digitise.vision.page_image import darkest_channel
 from digitise.vision.printed_numbers import (
@@ -557,6 +558,8 @@ def _fit_turned(grey: np.ndarray, turn: float, name: str) -> tuple[LayoutFit, np
     flipped = numbers_side(printed, boards) > 0
     numbered = sum(1 for _ in number_widths(printed, boards)) >= 4
     template = _template(boards, scale, size, name, flipped, indices)
+    outlines = [(b.left, b.ys[0], b.right, b.ys[3]) for b in boards]
+    template = replace(template, fields=MappingProxyType(find_header(upright, upright_binary, outlines, pitch, scale)))
     to_upright = np.vstack([matrix, [0.0, 0.0, 1.0]])
     homography = np.linalg.inv(to_upright) @ np.diag([scale, scale, 1.0])
     return (LayoutFit(template, homography, turn, len(found), tuple(boards), flipped, numbered=numbered, unread=unread),
