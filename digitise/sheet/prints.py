@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from digitise.notation.marks import BOTTOM_ROW, TOP_ROW
 from digitise.notation.template import BoardGeometry, Rect, Template
-from digitise.sheet.layout import HEADER_ROWS
+from digitise.sheet.layout import FIELD_LABELS, HEADER_ROWS
 from digitise.sheet.printing import Text
 
 #: Text heights (cap height, mm) and grey of what these prints write beside the squares.
@@ -46,6 +46,10 @@ class OtherPrint:
     row_gap: float
     #: Where the header's boxes are: "top", "bottom" or "" (none).
     header: str = ""
+    #: The header's fields left to right (else digitise's own note's order, its two rows read as one).
+    header_order: tuple[str, ...] = ()
+    #: Each header box's label printed above it (digitise's own labels: "Event", "Black (top)", ...).
+    header_labels: bool = False
     #: Point numbers printed above the top row ("above"), below the bottom row ("below"), both, or none.
     numbers: tuple[str, ...] = ()
     row_labels: bool = False
@@ -123,7 +127,7 @@ class OtherPrint:
     def _fields(self) -> dict[str, Rect]:
         if not self.header:
             return {}
-        names = [name for row in HEADER_ROWS for name, _ in row]
+        names = list(self.header_order) or [name for row in HEADER_ROWS for name, _ in row]
         width = (self.page_mm[0] - 2 * self.left) / len(names)
         y = 8.0 if self.header == "top" else self.page_mm[1] - 17.0
         return {name: Rect(round(self.left + k * width + 1.0, 3), y, round(width - 2.0, 3), 8.0)
@@ -136,6 +140,9 @@ class OtherPrint:
             texts.append(Text(self.title, self.page_mm[0] / 2, 6.0 if self.header != "top" else self.page_mm[1] - 4.0,
                               TITLE_MM, PRINT_GREY, centred=True))
         geometry = self.template()
+        if self.header_labels:
+            texts += [Text(FIELD_LABELS[name], rect.x + 0.3, rect.y - 0.8, ROW_LABEL_MM, PRINT_GREY)
+                      for name, rect in geometry.fields.items()]
         for board in geometry.boards:
             cells = board.cells
             for place in self.numbers:
