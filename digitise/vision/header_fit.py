@@ -48,9 +48,11 @@ LABEL_WORDS: Mapping[str, str] = {
 #: A header box is at least this many point squares wide ...
 MIN_BOX_PITCHES = 1.5
 #: ... and between these many tall.
-BOX_HEIGHT_PITCHES = (0.35, 2.5)
+BOX_HEIGHT_PITCHES = (0.5, 2.5)
 #: Every side of a box is ruled along at least this share of its length.
-BOX_SIDES = 0.9
+BOX_SIDES = 0.8
+#: At most this share of a box's inside is line (handwriting crossing it leaves little after the opening).
+BOX_INSIDE = 0.15
 #: Printed text beside the boards (point numbers, row labels, board numbers) lies within this many point squares
 #: of a board's outer lines: left out when looking for boxes.
 BESIDE_BOARD_PITCHES = (1.0, 0.7)
@@ -92,33 +94,60 @@ def header_boxes(binary: np.ndarray, boards: Sequence[tuple[float, float, float,
     across, down = (int(share * pitch) for share in BESIDE_BOARD_PITCHES)
     for left, top, right, bottom in boards:
         mask[max(int(top) - down, 0):int(bottom) + down, max(int(left) - across, 0):int(right) + across] = 0
-    along = np.ones((1, max(int(pitch), 5)), np.uint8)
-    upright = np.ones((max(int(0.35 * pitch), 5), 1), np.uint8)
-    lines = cv2.bitwise_or(cv2.morphologyEx(mask, cv2.MORPH_OPEN, along), cv2.morphologyEx(mask, cv2.MORPH_OPEN, upright))
-    lines = cv2.morphologyEx(lines, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    # Small breaks in a line (a thin line's grain, damage) are closed along it, not the gaps between neighbouring
+    # boxes (a couple of mm); a line a little off the level steps a pixel across: thickened first.
+    closing = max(3, int(0.08 * pitch)) | 1
+    along = cv2.morphologyEx(cv2.dilate(mask, np.ones((3, 1), np.uint8)), cv2.MORPH_CLOSE, np.ones((1, closing), np.uint8))
+    along = cv2.morphologyEx(along, cv2.MORPH_OPEN, np.ones((1, max(int(0.6 * pitch), 5)), np.uint8))
+    down = cv2.morphologyEx(cv2.dilate(mask, np.ones((1, 2), np.uint8)), cv2.MORPH_CLOSE, np.ones((closing, 1), np.uint8))
+    down = cv2.morphologyEx(down, cv2.MORPH_OPEN, np.ones((max(int(0.35 * pitch), 5), 1), np.uint8))
+    lines = cv2.bitwise_or(along, down)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(lines, connectivity=8)
     found: list[HeaderBox] = []
     low, high = BOX_HEIGHT_PITCHES
     for label in range(1, count):
         x, y, w, h, _ = (int(v) for v in stats[label])
-        if w < MIN_BOX_PITCHES * pitch or not low * pitch <= h <= high * pitch:
+        if w < MIN_BOX_PITCHES * pitch or h < low * pitch:
             continue
-        own = labels[y:y + h, x:x + w] == label
-        edge = max(2, int(0.08 * h))
-        sides = (own[:edge].any(axis=0).mean(), own[-edge:].any(axis=0).mean(),
-                 own[:, :edge].any(axis=1).mean(), own[:, -edge:].any(axis=1).mean())
-        if min(sides) < BOX_SIDES:
+        box = _box(labels[y:y + h, x:x + w] == label)
+        if box is None:
             continue
-        # The lines' middles: half a line's width in from the box's outer edge.
-        half = 0.5 * _line_width(own)
-        found.append(HeaderBox(x + half, y + half, x + w - 1 - half, y + h - 1 - half))
+        left, top, right, bottom = box
+        if right - left >= MIN_BOX_PITCHES * pitch and low * pitch <= bottom - top <= high * pitch:
+            found.append(HeaderBox(x + left, y + top, x + right, y + bottom))
     return _rows(found)
 
 
-def _line_width(own: np.ndarray) -> float:
-    """How thick a box's ruled lines are (px): the dark run down the middle of its top side."""
-    column = own[: max(own.shape[0] // 3, 1), own.shape[1] // 2]
-    return float(np.count_nonzero(column))
+def _box(own: np.ndarray) -> tuple[float, float, float, float] | None:
+    """The box one joined set of lines rules (left, top, right, bottom: its sides' middles, px in ``own``), or None.
+
+    Its sides are the outermost rows and columns dark along most of it; what
+    touches it from outside (a printed label's bracket) is not.
+    """
+    rows = np.flatnonzero(own.mean(axis=1) >= BOX_SIDES)
+    if rows.size < 2:
+        return None
+    top, bottom = _run_middle(rows, first=True), _run_middle(rows, first=False)
+    if bottom - top < 3:
+        return None
+    band = own[int(top):int(bottom) + 1]
+    columns = np.flatnonzero(band.mean(axis=0) >= BOX_SIDES)
+    if columns.size < 2:
+        return None
+    left, right = _run_middle(columns, first=True), _run_middle(columns, first=False)
+    inset = int(0.25 * (bottom - top))
+    inside = own[int(top) + inset:int(bottom) - inset + 1, int(left) + inset:int(right) - inset + 1]
+    # Open inside (a line of printed capitals is not).
+    if right - left < 3 or inside.size == 0 or inside.mean() > BOX_INSIDE:
+        return None
+    return left, top, right, bottom
+
+
+def _run_middle(indices: np.ndarray, *, first: bool) -> float:
+    """The middle of the first (or last) run of consecutive ``indices``."""
+    breaks = np.flatnonzero(np.diff(indices) > 1)
+    run = indices[:breaks[0] + 1] if first and breaks.size else indices[breaks[-1] + 1:] if breaks.size else indices
+    return float(run.mean())
 
 
 def _rows(boxes: Sequence[HeaderBox]) -> list[list[HeaderBox]]:
@@ -236,8 +265,8 @@ def find_header(grey: np.ndarray, binary: np.ndarray, boards: Sequence[tuple[flo
     ``grey`` and ``binary``: the upright working image and its dark marks;
     ``boards``: the boards' outer boxes (px); ``pitch``: a point square's
     width (px). The boxes' printed labels name them when the print has labels
-    (one tesseract run for all); else their order does (see the module
-    docstring). Empty when the page rules no header's boxes or they cannot
+    (one tesseract run for all) when they name every field; else their order
+    does (see the module docstring). Empty when the page rules no header's boxes or they cannot
     all be named.
     """
     rows = header_boxes(binary, boards, pitch)
@@ -248,7 +277,7 @@ def find_header(grey: np.ndarray, binary: np.ndarray, boards: Sequence[tuple[flo
         # Looked up on the module: the header's tesseract run (a test may swap it).
         read = page_header.ocr_pages([[(f"label-{k}", label_image(grey, area)) for k, (_, area) in enumerate(areas)]])[0]
         labelled = [(box, str(read.get(f"label-{k}", {}).get("value", ""))) for k, (box, _) in enumerate(areas)]
-        named = by_labels(labelled)
-        if named:
-            return as_fields(named, scale)
+        fields = as_fields(by_labels(labelled), scale)
+        if fields:
+            return fields
     return as_fields(by_order(rows), scale)
