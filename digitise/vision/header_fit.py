@@ -99,9 +99,9 @@ def header_boxes(binary: np.ndarray, boards: Sequence[tuple[float, float, float,
     closing = max(3, int(0.08 * pitch)) | 1
     along = cv2.morphologyEx(cv2.dilate(mask, np.ones((3, 1), np.uint8)), cv2.MORPH_CLOSE, np.ones((1, closing), np.uint8))
     along = cv2.morphologyEx(along, cv2.MORPH_OPEN, np.ones((1, max(int(0.6 * pitch), 5)), np.uint8))
-    down = cv2.morphologyEx(cv2.dilate(mask, np.ones((1, 2), np.uint8)), cv2.MORPH_CLOSE, np.ones((closing, 1), np.uint8))
-    down = cv2.morphologyEx(down, cv2.MORPH_OPEN, np.ones((max(int(0.35 * pitch), 5), 1), np.uint8))
-    lines = cv2.bitwise_or(along, down)
+    sides = cv2.morphologyEx(cv2.dilate(mask, np.ones((1, 2), np.uint8)), cv2.MORPH_CLOSE, np.ones((closing, 1), np.uint8))
+    sides = cv2.morphologyEx(sides, cv2.MORPH_OPEN, np.ones((max(int(0.35 * pitch), 5), 1), np.uint8))
+    lines = cv2.bitwise_or(along, sides)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(lines, connectivity=8)
     found: list[HeaderBox] = []
     low, high = BOX_HEIGHT_PITCHES
