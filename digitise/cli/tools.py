@@ -55,8 +55,10 @@ def layout(page: Path, output: Path, overlay: Path | None, name: str | None, for
     summary = layout_to_file(page, output, overlay=overlay, name=name, overwrite=force)
     placed = summary.boards - summary.seen
     extra = f" ({placed} placed from the grid: check the overlay)" if placed else ""
+    header = ("header boxes found" if summary.header
+              else "no header boxes found: give the names and length with --players and --length")
     say(one_line(f"{summary.output}: {summary.boards} boards fitted{extra}, page turned {round(summary.turn, 1) + 0.0:+.1f} degrees"
-                 + (f"; overlay {summary.overlay}" if summary.overlay else "")))
+                 + f"; {header}" + (f"; overlay {summary.overlay}" if summary.overlay else "")))
 
 
 @cli.command(short_help="Open the review page to fix flagged turns.")

@@ -12,13 +12,15 @@ from digitise.fileio import check_inputs, check_outputs, write_atomic
 @dataclass(frozen=True, slots=True)
 class LayoutSummary:
     """What ``digitise layout`` wrote: the layout file, its boards (how many seen, the others placed from the
-    grid), how far the page was turned, and the overlay picture when asked for."""
+    grid), how far the page was turned, the overlay picture when asked for, and whether the print's header boxes were
+    found (the players' names and the match length are then read from them)."""
 
     output: str
     boards: int
     seen: int
     turn: float
     overlay: str | None = None
+    header: bool = False
 
 
 def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, name: str | None = None,
@@ -65,4 +67,4 @@ def layout_to_file(page: Path, output: Path, *, overlay: Path | None = None, nam
     if overlay is not None and drawn is not None:
         write_atomic(overlay, drawn, overwrite=overwrite)
     return LayoutSummary(str(output), len(fit.template.boards), fit.seen, fit.turn,
-                         str(overlay) if overlay is not None else None)
+                         str(overlay) if overlay is not None else None, bool(fit.template.fields))

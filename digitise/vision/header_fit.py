@@ -281,3 +281,14 @@ def find_header(grey: np.ndarray, binary: np.ndarray, boards: Sequence[tuple[flo
         if fields:
             return fields
     return as_fields(by_order(rows), scale)
+
+
+def draw_fields(canvas: np.ndarray, fields: Mapping[str, Rect], to_canvas: np.ndarray) -> None:
+    """The header fields drawn on ``canvas`` (BGR) where ``to_canvas`` (mm -> px) puts them, each with its name, in
+    purple: the overlay of ``digitise layout`` shows which box was taken for which field."""
+    for name, rect in fields.items():
+        pts = cv2.perspectiveTransform(np.array(rect.corners, np.float64).reshape(-1, 1, 2), to_canvas).reshape(-1, 2)
+        corners = np.round(pts).astype(np.int32)
+        cv2.polylines(canvas, [corners], True, (200, 0, 160), 2, cv2.LINE_AA)
+        cv2.putText(canvas, name, (int(corners[0][0]) + 4, int(corners[0][1]) - 5), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                    (200, 0, 160), 1, cv2.LINE_AA)

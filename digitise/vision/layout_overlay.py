@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 
 from digitise.notation.template import Rect, Template
+from digitise.vision.header_fit import draw_fields
 
 
 def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
@@ -18,7 +19,7 @@ def reduced(grey: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
 
 def draw_layout(image: np.ndarray, template: Template, homography: np.ndarray, long_side: int = 2200) -> np.ndarray:
     """``image`` (grey or BGR) with ``template``'s cells drawn where ``homography`` (mm -> px) puts them:
-    point, result and off squares in green, centre strips in blue, each board's number in red."""
+    point, result and off squares in green, centre strips in blue, each board's number in red, header fields in purple."""
     canvas = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     factor = min(1.0, long_side / max(canvas.shape[:2]))
     canvas = cv2.resize(canvas, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA) if factor < 1.0 else canvas.copy()
@@ -35,4 +36,5 @@ def draw_layout(image: np.ndarray, template: Template, homography: np.ndarray, l
         corner = quad(board.cells["Bres"])[0]
         cv2.putText(canvas, str(board.index), (int(corner[0]) - 22, int(corner[1]) + 16), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
                     (0, 0, 230), 2, cv2.LINE_AA)
+    draw_fields(canvas, template.fields, to_canvas)
     return canvas

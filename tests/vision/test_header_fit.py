@@ -112,15 +112,26 @@ def test_a_layout_file_of_another_print_carries_its_header(tmp_path: Path) -> No
     page = page_with_header(PRINTS["photocopy-club"], HEADER)
     image, layout = tmp_path / "page.png", tmp_path / "club-note.json"
     cv2.imwrite(str(image), page.image)
-    done = CliRunner().invoke(cli, ["layout", str(image), "-o", str(layout)])
+    overlay = tmp_path / "fit.png"
+    done = CliRunner().invoke(cli, ["layout", str(image), "-o", str(layout), "--overlay", str(overlay)])
     assert done.exit_code == 0, done.output
+    assert "header boxes found" in done.output and "no header" not in done.output
     assert set(load_template(layout).fields) == set(FIELD_NAMES)
+    # The overlay draws the fields in purple, to be checked by eye.
+    drawn = cv2.imread(str(overlay))
+    assert np.count_nonzero(np.all(np.abs(drawn.astype(int) - (200, 0, 160)) < 30, axis=2)) > 500
     (tmp_path / "scan").mkdir()
     text, _ = scan(tmp_path / "scan", page, "--template", str(layout))
     assert " 3 point match" in text and "Ines : 0" in text and "Omar : 0" in text
 
 
 def test_a_print_without_a_header_still_writes_bottom_and_top_and_says_why(tmp_path: Path) -> None:
-    text, said = scan(tmp_path, page_with_header(PRINTS["club-large"], HEADER))
+    page = page_with_header(PRINTS["club-large"], HEADER)
+    text, said = scan(tmp_path, page)
     assert "Bottom : 0" in text and "Top : 0" in text
     assert "player names: not given and not read from any page header; written as Bottom and Top" in said
+    layout = tmp_path / "club-large.json"
+    done = CliRunner().invoke(cli, ["layout", str(tmp_path / "page.png"), "-o", str(layout)])
+    assert done.exit_code == 0, done.output
+    assert "no header boxes found: give the names and length with --players and --length" in done.output
+    assert not load_template(layout).fields
