@@ -51,8 +51,8 @@ MIN_BOX_PITCHES = 1.5
 BOX_HEIGHT_PITCHES = (0.5, 2.5)
 #: Every side of a box is ruled along at least this share of its length.
 BOX_SIDES = 0.8
-#: At most this share of a box's inside is line (handwriting crossing it leaves little after the opening).
-BOX_INSIDE = 0.15
+#: At most this share of a box's inside is line (what is left of the writing in it; a line of capitals is denser).
+BOX_INSIDE = 0.35
 #: Printed text beside the boards (point numbers, row labels, board numbers) lies within this many point squares
 #: of a board's outer lines: left out when looking for boxes.
 BESIDE_BOARD_PITCHES = (1.0, 0.7)
