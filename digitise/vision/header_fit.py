@@ -51,8 +51,10 @@ MIN_BOX_PITCHES = 1.5
 BOX_HEIGHT_PITCHES = (0.5, 2.5)
 #: Every side of a box is ruled along at least this share of its length.
 BOX_SIDES = 0.8
-#: At most this share of a box's inside is line (what is left of the writing in it; a line of capitals is denser).
-BOX_INSIDE = 0.35
+#: A box's top and bottom lines may climb or fall this much (px per px) across it.
+BOX_SLANT = 0.015
+#: A box's emptiest row inside is dark along at most this share of it.
+BOX_INSIDE = 0.2
 #: Printed text beside the boards (point numbers, row labels, board numbers) lies within this many point squares
 #: of a board's outer lines: left out when looking for boxes.
 BESIDE_BOARD_PITCHES = (1.0, 0.7)
@@ -124,7 +126,11 @@ def _box(own: np.ndarray) -> tuple[float, float, float, float] | None:
     Its sides are the outermost rows and columns dark along most of it; what
     touches it from outside (a printed label's bracket) is not.
     """
-    rows = np.flatnonzero(own.mean(axis=1) >= BOX_SIDES)
+    # A box a little off the level (a photographed page's header lies otherwise than its boards) has its top and
+    # bottom lines step across rows: each row counts what lies within a few rows of it.
+    slack = max(1, int(BOX_SLANT * own.shape[1]))
+    level = cv2.dilate(own.astype(np.uint8), np.ones((2 * slack + 1, 1), np.uint8))
+    rows = np.flatnonzero(level.mean(axis=1) >= BOX_SIDES)
     if rows.size < 2:
         return None
     top, bottom = _run_middle(rows, first=True), _run_middle(rows, first=False)
@@ -135,10 +141,11 @@ def _box(own: np.ndarray) -> tuple[float, float, float, float] | None:
     if columns.size < 2:
         return None
     left, right = _run_middle(columns, first=True), _run_middle(columns, first=False)
-    inset = int(0.25 * (bottom - top))
+    inset = max(int(0.1 * (bottom - top)), 2) + 2 * slack
     inside = own[int(top) + inset:int(bottom) - inset + 1, int(left) + inset:int(right) - inset + 1]
-    # Open inside (a line of printed capitals is not).
-    if right - left < 3 or inside.size == 0 or inside.mean() > BOX_INSIDE:
+    # Open inside somewhere between its top and bottom lines, above or below what is written in it (a line of
+    # printed capitals has its letters' strokes in every row).
+    if right - left < 3 or inside.size == 0 or inside.mean(axis=1).min() > BOX_INSIDE:
         return None
     return left, top, right, bottom
 
@@ -151,14 +158,17 @@ def _run_middle(indices: np.ndarray, *, first: bool) -> float:
 
 
 def _rows(boxes: Sequence[HeaderBox]) -> list[list[HeaderBox]]:
-    """``boxes`` in rows (boxes whose middles lie within half a box's height of one another), top to bottom."""
+    """``boxes`` in rows, top to bottom: taken by the height of their middles, a box joins the row of the one above
+    it when their middles lie within half a box's height (a row slanting across a photographed page stays one)."""
     rows: list[list[HeaderBox]] = []
+    previous = 0.0
     for box in sorted(boxes, key=lambda b: (b.top + b.bottom) / 2):
         middle = (box.top + box.bottom) / 2
-        if rows and abs(middle - (rows[-1][0].top + rows[-1][0].bottom) / 2) <= 0.5 * box.height:
+        if rows and middle - previous <= 0.5 * box.height:
             rows[-1].append(box)
         else:
             rows.append([box])
+        previous = middle
     return [sorted(row, key=lambda b: b.left) for row in rows]
 
 
