@@ -12,7 +12,9 @@ The step between the first solve and writing the match (``scan`` and
    is solved again; a second round learns from the turns now sure, and
    stops early when the readings no longer change;
 4. a round whose solve decides any of the sure turns it learned from
-   otherwise is not kept (what it learned contradicts its teacher), and the
+   otherwise keeps the first reading of the games those turns are in and
+   is solved again; it is not kept when that solve still decides one of
+   them otherwise (what it learned contradicts its teacher), and the
    adapted solve is kept only when it flags no more turns than the first (a
    hand that is not one writer's): else the first is, and the report says so.
 
@@ -41,6 +43,8 @@ RESTING_SURE = 0.999
 ROUNDS = 2
 #: Keep no round whose solve decides a turn it learned from otherwise.
 KEEP_SURE = True
+#: A round that decides a sure turn otherwise keeps the first reading of that turn's games only, not of the match.
+IN_PART = True
 #: Stop after a round whose solve decided every turn as the one before it did.
 SETTLED = True
 #: A square read empty at least this surely is left out of the readings, as the reader leaves it out.
@@ -188,6 +192,20 @@ def _decisions_at(report: Report, places: set[Place]) -> dict[tuple[int, int, in
     return {key: decision for key, decision in _decisions(report).items() if key[:2] in places}
 
 
+def games_around(reports: Sequence[Report], places: set[Place], boards: set[Place]) -> set[Place] | None:
+    """The ``boards`` within the games (first board to last, in any of ``reports``) holding a turn at ``places``;
+    None when a place is in no game (a board set aside: nothing says how far its contradiction reaches)."""
+    spans = [(min(on), max(on)) for report in reports for game in report.games
+             if (on := [(t.page, t.board) for t in game.turns]) and places & set(on)]
+    if any(not any(low <= place <= high for low, high in spans) for place in places):
+        return None
+    return {board for board in boards if any(low <= board <= high for low, high in spans)}
+
+
+def _contradicted(now: Mapping[tuple[int, int, int], object], kept: Mapping[tuple[int, int, int], object]) -> set[Place]:
+    return {(key[0], key[1]) for key in set(now) | set(kept) if kept.get(key) != now.get(key)}
+
+
 def turns_changed(before: Report, after: Report) -> int:
     """Turns whose decision differs between two reports (a turn in one only counts too)."""
     a, b = _decisions(before), _decisions(after)
@@ -226,10 +244,18 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
             break
         solved = solve_again(again)
         now = _decisions_at(solved.solved, set(sure))
+        changed = sum(1 for k in set(now) | set(kept) if kept.get(k) != now.get(k))
+        if KEEP_SURE and IN_PART and now != kept:
+            # Only the games around the turns it decides otherwise keep their first reading; the others learn.
+            first_games = games_around((first.solved, solved.solved), _contradicted(now, kept), unsure)
+            partly = (read_again(readings, hand, adapted, unsure - first_games)
+                      if first_games is not None and first_games != unsure else current)
+            if partly != current:
+                again, solved = partly, solve_again(partly)
+                now = _decisions_at(solved.solved, set(sure))
         if KEEP_SURE and now != kept:
             # The hand learned from the sure turns now decides one of them otherwise: it contradicts what it
             # learned from, so the round before is kept.
-            changed = sum(1 for k in set(now) | set(kept) if kept.get(k) != now.get(k))
             if rounds == 0:
                 why = CONTRADICTED.format(turns=changed)
                 return first, readings, Adaptation(adapted.samples, len(unsure), 0, flagged, flagged, 0, skipped=why)
@@ -261,5 +287,5 @@ def hand_by_place(pages: Sequence[PageReading], hand: Sequence[HandCell]) -> dic
     return out
 
 
-__all__ = ["TURNED_OFF", "Adaptation", "adapt_to_hand", "hand_by_place", "hand_samples", "read_again", "turns_changed",
+__all__ = ["TURNED_OFF", "Adaptation", "adapt_to_hand", "games_around", "hand_by_place", "hand_samples", "read_again", "turns_changed",
            "written_on_sure_boards"]
