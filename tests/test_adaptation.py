@@ -207,3 +207,33 @@ def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> 
     result, kept, adaptation = adapt_to_hand(readings, hand, first, contradicting, (layer,))
     assert result is first and kept is readings and adaptation.rounds == 0
     assert adaptation.skipped == CONTRADICTED.format(turns=1)
+
+
+def test_a_round_that_decides_a_sure_turn_otherwise_keeps_the_first_reading_of_that_game_only() -> None:
+    """The hand learned decides a sure turn of the first game otherwise only while that game's boards are read
+    again: that game keeps its first reading, the other games keep what was read with the hand learned."""
+    from dataclasses import replace
+
+    readings, first, hand, layer = _noisy_match_solved()
+    sure = written_on_sure_boards(first.report)
+    assert len(first.solved.games) >= 2
+    opening = [(t.page, t.board) for t in first.solved.games[0].turns]
+    low, high = min(opening), max(opening)
+    target = next(t for t in first.solved.games[0].turns if (t.page, t.board) in sure)
+
+    def boards(of: Readings) -> dict[Place, object]:
+        return {(p.page, b.index): b for p in of.pages for b in p.boards}
+
+    def contradicting_in_the_opening(again: Readings) -> SolveResult:
+        now, was = boards(again), boards(readings)
+        if any(now[place] != was[place] for place in now if low <= place <= high):
+            games = tuple(replace(g, turns=tuple(replace(t, move="24/1") if t is target else t for t in g.turns))
+                          for g in first.solved.games)
+            return replace(first, solved=replace(first.solved, games=games))
+        return replace(first, solved=replace(first.solved))
+
+    result, kept, adaptation = adapt_to_hand(readings, hand, first, contradicting_in_the_opening, (layer,))
+    assert adaptation.skipped is None and adaptation.rounds == 1 and result is not first
+    now, was = boards(kept), boards(readings)
+    assert all(now[place] == was[place] for place in now if low <= place <= high)
+    assert any(now[place] != was[place] for place in now if not low <= place <= high)
