@@ -80,12 +80,15 @@ class Adaptation:
     rounds: int = 0
     #: Why it did nothing, when it did nothing.
     skipped: str | None = None
+    #: Boards read again that keep their first reading: the games around a sure turn the hand learned decided otherwise.
+    boards_kept_first: int = 0
 
     def to_json(self) -> dict[str, object]:
         """The report's ``adaptation`` object."""
         return {"learned_from": self.learned_from, "boards_read_again": self.boards_read_again,
                 "turns_changed": self.turns_changed, "flagged_before": self.flagged_before,
-                "flagged_after": self.flagged_after, "rounds": self.rounds, "skipped": self.skipped}
+                "flagged_after": self.flagged_after, "rounds": self.rounds, "skipped": self.skipped,
+                "boards_kept_first": self.boards_kept_first}
 
 
 def written_on_sure_boards(report: Report | Mapping[str, object], bar: float | None = None,
@@ -228,7 +231,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
     unsure = {place for place in _boards(readings) if place not in sure}
     if not flagged:
         return first, readings, Adaptation(flagged_before=flagged, flagged_after=flagged, skipped=SURE_AT_ONCE)
-    result, current, learned, rounds = first, readings, 0, 0
+    result, current, learned, rounds, kept_first = first, readings, 0, 0, 0
     kept = _decisions_at(first.solved, set(sure))
     for _ in range(ROUNDS):
         samples = hand_samples(readings, hand, written_on_sure_boards(result.solved))
@@ -245,6 +248,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         solved = solve_again(again)
         now = _decisions_at(solved.solved, set(sure))
         changed = sum(1 for k in set(now) | set(kept) if kept.get(k) != now.get(k))
+        partial = 0
         if KEEP_SURE and IN_PART and now != kept:
             # Only the games around the turns it decides otherwise keep their first reading; the others learn.
             first_games = games_around((first.solved, solved.solved), _contradicted(now, kept), unsure)
@@ -253,6 +257,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
             if partly != current:
                 again, solved = partly, solve_again(partly)
                 now = _decisions_at(solved.solved, set(sure))
+                partial = len(first_games or ())
         if KEEP_SURE and now != kept:
             # The hand learned from the sure turns now decides one of them otherwise: it contradicts what it
             # learned from, so the round before is kept.
@@ -261,6 +266,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
                 return first, readings, Adaptation(adapted.samples, len(unsure), 0, flagged, flagged, 0, skipped=why)
             break
         before, result, current, learned, rounds = result, solved, again, adapted.samples, rounds + 1
+        kept_first = partial
         if SETTLED and not turns_changed(before.solved, result.solved):
             break
     if result.flagged > flagged:
@@ -268,7 +274,7 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
         why = FLAGGED_MORE.format(after=result.flagged, before=flagged)
         return first, readings, Adaptation(learned, len(unsure), 0, flagged, flagged, rounds, skipped=why)
     return result, current, Adaptation(learned, len(unsure), turns_changed(first.solved, result.solved),
-                                       flagged, result.flagged, rounds)
+                                       flagged, result.flagged, rounds, boards_kept_first=kept_first)
 
 
 def hand_by_place(pages: Sequence[PageReading], hand: Sequence[HandCell]) -> dict[Place, list[HandCell]]:

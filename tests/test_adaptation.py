@@ -141,7 +141,7 @@ def test_no_adapt_reads_with_the_shipped_reader_alone(tmp_path: Path) -> None:
     assert report["adaptation"] == {"learned_from": 0, "boards_read_again": 0, "turns_changed": 0,
                                     "flagged_before": report["summary"]["flagged"],  # type: ignore[index]
                                     "flagged_after": report["summary"]["flagged"],  # type: ignore[index]
-                                    "rounds": 0, "skipped": TURNED_OFF}
+                                    "rounds": 0, "skipped": TURNED_OFF, "boards_kept_first": 0}
 
 
 def test_a_page_or_two_is_too_little_to_learn_from_and_the_shipped_reader_is_kept(tmp_path: Path) -> None:
@@ -236,4 +236,6 @@ def test_a_round_that_decides_a_sure_turn_otherwise_keeps_the_first_reading_of_t
     assert adaptation.skipped is None and adaptation.rounds == 1 and result is not first
     now, was = boards(kept), boards(readings)
     assert all(now[place] == was[place] for place in now if low <= place <= high)
+    unsure = {place for place in now if place not in sure}
+    assert adaptation.boards_kept_first == sum(1 for place in unsure if low <= place <= high) > 0
     assert any(now[place] != was[place] for place in now if not low <= place <= high)
