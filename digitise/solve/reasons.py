@@ -57,6 +57,11 @@ class Reason(Enum):
                     "Check whether the board records a double; correct it if not.")
     MISREAD_CELL = ("misread-cell", "the marks fit only if a cell was misread",
                     "Compare the digits read with the page; correct the board if one is wrong.")
+    LATER_BOARDS_DECIDED = ("later-boards-decided",
+                            ("a digit the reader was unsure of, and the board alone does not decide the turn: "
+                             "later boards did"),
+                            ("Compare the unsure digits with the page; correct the board if one is wrong "
+                             "(the later turns follow from it)."))
     UNREADABLE_CENTRE = ("unreadable-centre", "unreadable centre",
                          "Read the dice in the board's centre on the page and correct the turn.")
     UNSURE_FIT = ("unsure-fit",

@@ -38,6 +38,10 @@ from digitise.solve.search import AFTER_THE_END, GAME_DOES_NOT_END, LOW_CONFIDEN
 #: A board sure enough by REVIEW_BELOW is still flagged when the turns expected wrong because of it
 #: (its doubt, times itself and the later turns that would read otherwise) reach this: a fifth of a turn.
 REVIEW_EXPECTED_WRONG = 0.2
+#: A board the reader was less sure of than this in some cell, and whose own marks and priors (no later
+#: board counted) are less sure than this of its decision, is flagged: later boards decided it, and a writer's
+#: misread digit recurs on them (one hand's "4" read "6" board after board), so their say is not a second witness.
+OWN_BELOW = 0.9
 #: A board whose squares the vision placed with less sureness than this (its reading's ``fit``) is flagged:
 #: its cells may have been cut from the wrong squares. Clean pages' boards are not given a ``fit`` (sure).
 UNSURE_FIT_BELOW = 0.5
@@ -112,7 +116,12 @@ def build_result(path: list[Node], places: list[tuple[int, int]], evidence: list
     after_gap = gaps.flagged(path, places) if gaps is not None else {}
     by_board = {node.board: node for node in path if node.board is not None}
     costly = _costly(path, evidence, review_below, by_board)
-    inherited = _inherited_doubt(path, places, by_board, review_below, frozenset(after_gap), frozenset(costly))
+    # Boards flagged anyway (below the bar, tagged, resting) keep their own reasons and followers.
+    decided_later = frozenset(id(node) for node in path
+                              if node.board is not None and id(node) not in costly and not node.tags
+                              and confidence(node) >= review_below and _decided_later(node, evidence[node.board]))
+    inherited = _inherited_doubt(path, places, by_board, review_below, frozenset(after_gap),
+                                 frozenset(costly) | decided_later)
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
         exact = confidence(node) if node.board is not None else 1.0
@@ -142,6 +151,8 @@ def build_result(path: list[Node], places: list[tuple[int, int]], evidence: list
             reasons.append(LOW_CONFIDENCE)
         elif ev is not None and id(node) in costly:
             reasons.append(Reason.RESTING_ON_BOARD.flag(turns=costly[id(node)]))
+        elif ev is not None and id(node) in decided_later:
+            reasons.append(Reason.LATER_BOARDS_DECIDED.flag())
         if id(node) in after_gap:
             reasons.append(after_gap[id(node)])
         if ev is not None and ev.reading.fit is not None and ev.reading.fit < UNSURE_FIT_BELOW:
@@ -271,6 +282,31 @@ def _costly(path: list[Node], evidence: list[BoardEvidence], review_below: float
         if doubt * (1 + resting) >= REVIEW_EXPECTED_WRONG:
             out[id(node)] = resting
     return out
+
+
+def own_confidence(node: Node) -> float:
+    """How sure ``node``'s board alone is of its decision, in [0, 1]: its marks, roll and play priors against
+    the best other decision weighed for the board from the same position, no later board counted (1 when
+    none was weighed)."""
+    parent = node.parent
+    mine = parent.parts.get(node.summary) if parent is not None else None
+    if parent is None or mine is None:
+        return 1.0
+    others = [local + prior for summary, (local, _, prior) in parent.parts.items() if summary != node.summary]
+    if not others:
+        return 1.0
+    return 1.0 / (1.0 + math.exp(min(max(max(others) - (mine[0] + mine[2]), -50.0), 50.0)))
+
+
+def _decided_later(node: Node, evidence: BoardEvidence) -> bool:
+    """Whether ``node``'s board, read unsurely (:data:`OWN_BELOW`), was decided by the later boards: its own
+    marks and priors are less sure than :data:`OWN_BELOW` of the decision taken (it may even be the board's
+    second choice). A board flagged for its doubt anyway is not."""
+    if not any(e.kind in ("move", "double") for e in node.events):
+        return False
+    unsure = any(max((c.probability for c in candidates), default=1.0) < OWN_BELOW
+                 for candidates in evidence.reading.cells.values())
+    return unsure and own_confidence(node) < OWN_BELOW
 
 
 def _read_unsurely(evidence: BoardEvidence) -> bool:

@@ -1559,3 +1559,34 @@ def test_a_sensible_doublet_misread_as_one_two_is_found_among_the_blunders_that_
     result = solve(paginate(boards), players=match.players, length=match.length)
     found = compare(match, result.match, result.solved)
     assert found.right == found.turns, found.differences
+
+
+def test_a_shaky_board_the_later_boards_decided_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real reader output (tests/data/README.md): a "4" read "6" 0.42, "4" 0.25; the board alone leans to
+    the truth (4-3), the later boards, where the writer's "4"s are read "6" again, to 6-3 at 0.99. The turn
+    is flagged though above the review bar, and the turns after it follow it."""
+    import digitise.solve.report as solve_module
+
+    readings = load_readings(DATA / "club_large_decided_by_later_misreads.readings.json")
+    monkeypatch.setattr(solve_module, "OWN_BELOW", 0.0)
+    unguarded = _turn_at(solve(readings, length=3), 1, 5)
+    assert (unguarded["dice"], unguarded["move"]) == ([6, 3], "8/2 6/3")
+    assert unguarded["confidence"] >= 0.98 and not unguarded["flagged"], "without the rule it goes through silent"
+    monkeypatch.setattr(solve_module, "OWN_BELOW", 0.9)
+    result = solve(readings, length=3)
+    turn = _turn_at(result, 1, 5)
+    assert (turn["dice"], turn["move"]) == ([6, 3], "8/2 6/3") and turn["confidence"] >= 0.98
+    assert turn["flagged"] and turn["reason_codes"] == ["later-boards-decided"]
+    assert _turn_at(result, 1, 6)["follows"] == {"page": 1, "board": 5}
+
+
+def test_a_shaky_board_its_own_marks_decide_is_not_flagged_for_later_boards() -> None:
+    """Only a board whose own marks leave it in doubt is flagged so: boards with a digit read below 0.9
+    whose marks alone settle them are not (the rules make most such reads harmless)."""
+    readings = load_readings(DATA / "club_large_decided_by_later_misreads.readings.json")
+    result = solve(readings, length=3)
+    shaky = {(page.page, board.index) for page in readings.pages for board in page.boards
+             if any(cands and cands[0].probability < 0.9 for cands in board.cells.values())}
+    decided = {(t["page"], t["board"]) for t in _turns(result) if "later-boards-decided" in t["reason_codes"]}
+    assert (1, 5) in decided and decided <= shaky
+    assert len(shaky & {(t["page"], t["board"]) for t in _turns(result) if not t["flagged"]}) >= 2
