@@ -127,7 +127,7 @@ def _print_figures(rows: Sequence[Row], label: str) -> None:
           f"{covered / turns:.2%}, results wrong {results}")
     counts = [r[1] for r in rows]
     print(f"  over the {len(rows)} matches: right {describe([r[2] for r in rows], counts)}; "
-          f"flagged {describe([r[5] for r in rows], counts)}")
+          f"flagged {describe([r[5] for r in rows], counts)}; silent {describe([r[4] for r in rows], counts)}")
 
 
 if __name__ == "__main__":

@@ -120,8 +120,8 @@ def build_result(path: list[Node], places: list[tuple[int, int]], evidence: list
     decided_later = frozenset(id(node) for node in path
                               if node.board is not None and id(node) not in costly and not node.tags
                               and confidence(node) >= review_below and _decided_later(node, evidence[node.board]))
-    inherited = _inherited_doubt(path, places, by_board, review_below, frozenset(after_gap),
-                                 frozenset(costly) | decided_later)
+    inherited = _inherited_doubt(path, places, by_board, review_below, frozenset(after_gap), frozenset(costly),
+                                 decided_later)
     for node in path:
         place = places[node.board] if node.board is not None else (last_place(places, path, node))
         exact = confidence(node) if node.board is not None else 1.0
@@ -317,7 +317,8 @@ def _read_unsurely(evidence: BoardEvidence) -> bool:
 
 def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: dict[int, Node],
                      review_below: float, doubted: frozenset[int] = frozenset(),
-                     wide: frozenset[int] = frozenset()) -> dict[int, tuple[int, int]]:
+                     wide: frozenset[int] = frozenset(),
+                     flagged: frozenset[int] = frozenset()) -> dict[int, tuple[int, int]]:
     """Turns whose position rests on an earlier doubtful board, with that board's place.
 
     When a doubtful board's runner-up explanation leads to a different
@@ -325,7 +326,8 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
     explanations reach the same position again. So with every rival at least
     a thousandth as likely (:data:`FOLLOW_WITHIN`): the truth of a flagged
     board is not always its runner-up. Such turns are not flagged
-    themselves (correcting the doubtful board re-decodes them) but say so.
+    themselves (correcting the doubtful board re-decodes them) but say so. Boards in ``flagged``, flagged
+    though sure by the bar, are followed along their rivals as a doubtful one is, as far as those are kept.
     """
     rb = min(max(review_below, 0.5), 0.9999)
     margin = math.log(rb / (1.0 - rb))
@@ -342,17 +344,20 @@ def _inherited_doubt(path: list[Node], places: list[tuple[int, int]], by_board: 
         # A board flagged for what rests on it (wide) is followed along all its rivals, however far;
         # one flagged for its doubt along every rival FOLLOW_WITHIN of it, not only those within the bar.
         within = ALL_RIVALS if id(node) in wide else margin
-        if within < FOLLOW_WITHIN and confidence(node) < review_below:
+        if within < FOLLOW_WITHIN and (confidence(node) < review_below or id(node) in flagged):
             within = FOLLOW_WITHIN
+        # One flagged though sure by the bar (``flagged``) is followed only as far as its kept rivals read
+        # the later boards otherwise: a rival dropped from the beam does not put the rest of its game on it.
+        sure = id(node) in flagged
         for rival in rivals(node, within):
             if rival is None:
-                unknown = True  # dropped from the beam: where it leads is not known
+                unknown = unknown or not sure  # dropped from the beam: where it leads is not known
                 continue
             apart, met = _apart(node, rival, by_board)
             for mine in apart:
                 out.setdefault(id(mine), places[node.board])
             if not met:
-                unknown = True  # the runner-up was dropped before the two met again
+                unknown = unknown or not sure  # the runner-up was dropped before the two met again
         # A game end the marks do not show moves every later game's boards, scores and
         # Crawford game: the rest of the match rests on it.
         # So does a missing page: the game it cut has an unknown end, and the match's score after it.
