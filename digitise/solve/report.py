@@ -301,8 +301,9 @@ def own_confidence(node: Node) -> float:
 def _decided_later(node: Node, evidence: BoardEvidence) -> bool:
     """Whether ``node``'s board, read unsurely (:data:`OWN_BELOW`), was decided by the later boards: its own
     marks and priors are less sure than :data:`OWN_BELOW` of the decision taken (it may even be the board's
-    second choice). A board flagged for its doubt anyway is not."""
-    if not any(e.kind in ("move", "double") for e in node.events):
+    second choice). Moves only: a double's rivals include the same double answered elsewhere, which records the
+    same (:func:`~digitise.solve.paths.decisions`)."""
+    if not any(e.kind == "move" for e in node.events):
         return False
     unsure = any(max((c.probability for c in candidates), default=1.0) < OWN_BELOW
                  for candidates in evidence.reading.cells.values())
