@@ -59,8 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous_wrong = False
             for g, i, right in solved_turns_right(truth, solved):
                 total += 1
-                turn = report["games"][g]["turns"][i]
-                silent = not right and not turn["flagged"] and not turn.get("follows")
+                turn = report.games[g].turns[i]
+                silent = not right and not turn.flagged and not turn.follows
                 root = not previous_wrong
                 previous_wrong = not right
                 if not silent:
@@ -68,18 +68,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 silent_count += 1
                 if args.roots and not root:
                     continue
-                if turn.get("inserted"):
+                if turn.page == 0:  # a turn aligned_report put in
                     print(f"{level_dir.parent.name}/{level_dir.name} {name}: a dance no board records")
                     continue
-                key = (turn["page"], turn["board"])
+                key = (turn.page, turn.board)
                 written = truths.get(key[0], {}).get(key[1])
                 reading = read.get(key, {})
                 actions, _ = e2e.board_record(written, truth)
                 want = "; ".join(f"{a.roll} {a.play}" if a.play is not None else f"{a.kind.value} {a.roll}" for a in actions)
                 print(f"{level_dir.parent.name}/{level_dir.name} {name} page {key[0]} board {key[1]} "
-                      f"{'ROOT' if root else 'carried'}: solved {turn['dice']} {turn['move']!r} at {turn['confidence']:.4f}, "
-                      f"written {want!r}; reasons {turn['reasons']}; misread {e2e.misread_kinds(reading, written) if written else '?'}")
-                cands = "; ".join(f"{c['dice']} {c['move']!r} {c['probability']:.4f} {c['reasons'][:1]}" for c in turn["candidates"][:3])
+                      f"{'ROOT' if root else 'carried'}: solved {turn.dice} {turn.move!r} at {turn.confidence:.4f}, "
+                      f"written {want!r}; reasons {[flag.text for flag in turn.reasons]}; misread {e2e.misread_kinds(reading, written) if written else '?'}")
+                cands = "; ".join(f"{c.dice} {c.move!r} {c.probability:.4f} {list(c.reasons[:1])}" for c in turn.candidates[:3])
                 print(f"      candidates: {cands}")
                 print("\n".join(describe_cells(reading.get("cells", {}), written["cells"] if written else {})))
     print(f"\n{silent_count} silent of {total} turns")
