@@ -205,14 +205,15 @@ def games_around(reports: Sequence[Report], places: set[Place], boards: set[Plac
     return {board for board in boards if any(low <= board <= high for low, high in spans)}
 
 
-def _contradicted(now: Mapping[tuple[int, int, int], object], kept: Mapping[tuple[int, int, int], object]) -> set[Place]:
-    return {(key[0], key[1]) for key in set(now) | set(kept) if kept.get(key) != now.get(key)}
+def _differing(a: Mapping[tuple[int, int, int], object], b: Mapping[tuple[int, int, int], object]
+               ) -> set[tuple[int, int, int]]:
+    """The turns decided differently in ``a`` and ``b`` (a turn in one only counts too)."""
+    return {key for key in set(a) | set(b) if a.get(key) != b.get(key)}
 
 
 def turns_changed(before: Report, after: Report) -> int:
     """Turns whose decision differs between two reports (a turn in one only counts too)."""
-    a, b = _decisions(before), _decisions(after)
-    return sum(1 for key in set(a) | set(b) if a.get(key) != b.get(key))
+    return len(_differing(_decisions(before), _decisions(after)))
 
 
 def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], first: SolveResult,
@@ -247,11 +248,11 @@ def adapt_to_hand(readings: Readings, hand: Mapping[Place, Sequence[HandCell]], 
             break
         solved = solve_again(again)
         now = _decisions_at(solved.solved, set(sure))
-        changed = sum(1 for k in set(now) | set(kept) if kept.get(k) != now.get(k))
+        changed = len(_differing(now, kept))
         partial = 0
         if KEEP_SURE and IN_PART and now != kept:
             # Only the games around the turns it decides otherwise keep their first reading; the others learn.
-            first_games = games_around((first.solved, solved.solved), _contradicted(now, kept), unsure)
+            first_games = games_around((first.solved, solved.solved), {(key[0], key[1]) for key in _differing(now, kept)}, unsure)
             partly = (read_again(readings, hand, adapted, unsure - first_games)
                       if first_games is not None and first_games != unsure else current)
             if partly != current:
