@@ -342,15 +342,9 @@ def settle_board(small: np.ndarray, first: BoardFit, board: BoardGeometry, *, ba
             break
         moved = float(np.abs(again.crossings - fit.crossings).max())
         fit = again
-        if moved <= SETTLED_MM * scale_at(fit.homography, _middle(board)):
+        if moved <= SETTLED_MM * scale_at(fit.homography, np.array(board_rect(board).centre)):
             break
     return fit
-
-
-def _middle(board: BoardGeometry) -> np.ndarray:
-    """The middle of ``board`` in page mm."""
-    rect = board_rect(board)
-    return np.array([rect.x + rect.w / 2, rect.y + rect.h / 2])
 
 
 def _neighbour_residual(residual: np.ndarray, keep: np.ndarray) -> np.ndarray:
