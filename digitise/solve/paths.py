@@ -117,5 +117,10 @@ def confidence(node: Node) -> float:
     others = [v for k, v in weighed.items() if k != node.summary]
     if not others:
         return 1.0
-    alt = max(others)
-    return 1.0 / (1.0 + math.exp(min(max(alt - mine, -50.0), 50.0)))
+    return surety(mine, max(others))
+
+
+def surety(mine: float, other: float) -> float:
+    """How sure a decision scoring ``mine`` (log) is against the best other scoring ``other``, in [0, 1]: the
+    logistic of the margin, clamped so that no margin overflows."""
+    return 1.0 / (1.0 + math.exp(min(max(other - mine, -50.0), 50.0)))

@@ -18,7 +18,7 @@ from digitise.solve.evidence import BoardEvidence
 from digitise.solve.length import after_the_end
 from digitise.solve.nodes import Event, Node
 from digitise.solve.page_order import GapMarks
-from digitise.solve.paths import best_line, confidence, decisions, leads_to, misread_doubt, rivals
+from digitise.solve.paths import best_line, confidence, decisions, leads_to, misread_doubt, rivals, surety
 from digitise.solve.reasons import Flag, Reason
 from digitise.solve.report_types import (
     Candidate,
@@ -295,7 +295,7 @@ def own_confidence(node: Node) -> float:
     others = [local + prior for summary, (local, _, prior) in parent.parts.items() if summary != node.summary]
     if not others:
         return 1.0
-    return 1.0 / (1.0 + math.exp(min(max(max(others) - (mine[0] + mine[2]), -50.0), 50.0)))
+    return surety(mine[0] + mine[2], max(others))
 
 
 def _decided_later(node: Node, evidence: BoardEvidence) -> bool:
