@@ -238,8 +238,10 @@ def field_of_label(text: str) -> str | None:
     named = set()
     for word in text.lower().replace("(", " ").replace(")", " ").replace(":", " ").split():
         # A short word must be read exactly: "to" of "Match to" is not "top".
-        close = difflib.get_close_matches(word, list(LABEL_WORDS), n=1, cutoff=0.75) if len(word) >= 4 else [
-            w for w in (word,) if w in LABEL_WORDS]
+        if len(word) >= 4:
+            close = difflib.get_close_matches(word, list(LABEL_WORDS), n=1, cutoff=0.75)
+        else:
+            close = [word] if word in LABEL_WORDS else []
         if close:
             named.add(LABEL_WORDS[close[0]])
     return named.pop() if len(named) == 1 else None
