@@ -10,7 +10,7 @@ writes the report back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,7 @@ class Scanned:
         """A re-solved report with the scan's own notes added to its notes (those it does not give itself)."""
         given = {note.text for note in solved.notes}
         kept = tuple(note for note in self.scan_notes if note.text not in given)
-        return solved if not kept else Report(solved.games, solved.skipped, solved.summary, solved.prior,
-                                               solved.notes + kept, solved.closed_out)
+        return replace(solved, notes=solved.notes + kept) if kept else solved
 
 
 @dataclass(frozen=True, slots=True)
