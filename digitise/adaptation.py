@@ -91,15 +91,14 @@ class Adaptation:
                 "boards_kept_first": self.boards_kept_first}
 
 
-def written_on_sure_boards(report: Report | Mapping[str, object], bar: float | None = None,
+def written_on_sure_boards(solved: Report, bar: float | None = None,
                            resting_bar: float | None = None) -> dict[Place, dict[str, tuple[int, ...]]]:
-    """For each board whose only turn is a sure move: what the move writes in each square (NOTATION.md).
+    """For each board of the ``solved`` match whose only turn is a sure move: what the move writes in each
+    square (NOTATION.md).
 
-    ``report`` is typed, or its JSON (read by :meth:`Report.from_json`). Sure is by ``bar``
-    (:data:`LEARN_SURE`); a turn resting on an earlier flagged board must be sure by ``resting_bar``
-    (:data:`RESTING_SURE`): its position may be wrong, but the squares its own marks fill that surely are
-    seldom."""
-    solved = report if isinstance(report, Report) else Report.from_json(report)
+    Sure is by ``bar`` (:data:`LEARN_SURE`); a turn resting on an earlier flagged board must be sure by
+    ``resting_bar`` (:data:`RESTING_SURE`): its position may be wrong, but the squares its own marks fill that
+    surely are seldom."""
     bar = LEARN_SURE if bar is None else bar
     resting_bar = RESTING_SURE if resting_bar is None else resting_bar
     by_board: dict[Place, list[Turn | None]] = {}

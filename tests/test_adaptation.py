@@ -45,7 +45,7 @@ def test_a_sure_board_says_what_its_move_writes_in_each_square() -> None:
     boards = encode_match(match)
     readings = paginate([certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(boards)])
     result = solve(readings, players=match.players, length=match.length)
-    sure = written_on_sure_boards(result.report)
+    sure = written_on_sure_boards(result.solved)
     assert len(sure) >= 0.8 * len(boards)
     for k, board in enumerate(boards):
         place = board_place(k)
@@ -195,7 +195,7 @@ def test_a_round_that_decides_a_turn_it_learned_from_otherwise_is_not_kept() -> 
 
     from digitise.adaptation import CONTRADICTED
     readings, first, hand, layer = _noisy_match_solved()
-    sure = written_on_sure_boards(first.report)
+    sure = written_on_sure_boards(first.solved)
 
     def contradicting(again: object) -> SolveResult:
         target = next(t for g in first.solved.games for t in g.turns if (t.page, t.board) in sure)
@@ -215,7 +215,7 @@ def test_a_round_that_decides_a_sure_turn_otherwise_keeps_the_first_reading_of_t
     from dataclasses import replace
 
     readings, first, hand, layer = _noisy_match_solved()
-    sure = written_on_sure_boards(first.report)
+    sure = written_on_sure_boards(first.solved)
     assert len(first.solved.games) >= 2
     opening = [(t.page, t.board) for t in first.solved.games[0].turns]
     low, high = min(opening), max(opening)
