@@ -76,7 +76,7 @@ def scan(pages: Sequence[Path], output: Path, report: Path | None, options: Scan
     kept = add_scan_notes(solved.result, notes)
     write_match(solved.result, files, options, {**scanned_sources(pages, outcome), **kept}, solved.readings)
     return ScanSummary.of(output, report, len(solved.readings.pages), solved.result,
-                          tuple(err.message for err in outcome.errors))
+                          tuple(err.message for err in outcome.errors), notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,4 +158,4 @@ def solve_readings(readings_path: Path, output: Path, report: Path | None, optio
     some_turn_found(result, [readings_path])
     kept = add_scan_notes(result, notes)
     write_match(result, files, reviewed.options, {**kept, **readings_sources(readings_path, report, recorded)}, None)
-    return ScanSummary.of(output, report, len(readings.pages), result)
+    return ScanSummary.of(output, report, len(readings.pages), result, scan_notes=notes)

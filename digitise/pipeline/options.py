@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +13,7 @@ from digitise.game.record import outcome as match_outcome
 
 if TYPE_CHECKING:
     from digitise.solve import SolveResult
+    from digitise.solve.reasons import Flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +68,16 @@ class ScanSummary:
 
     @classmethod
     def of(cls, output: Path, report: Path | None, pages: int, result: SolveResult,
-           page_errors: tuple[str, ...] = ()) -> ScanSummary:
-        """The summary of a solved match (a :class:`~digitise.solve.SolveResult`)."""
-        summary = result.report["summary"]
+           page_errors: tuple[str, ...] = (), scan_notes: Sequence[Flag] = ()) -> ScanSummary:
+        """The summary of a solved match (a :class:`~digitise.solve.SolveResult`), the scan's own notes after
+        the solve's (as its report lists them)."""
+        summary = result.solved.summary
         return cls(output=str(output), report=str(report) if report else None, pages=pages,
-                   games=int(summary["games"]), turns=int(summary["turns"]),
+                   games=summary.games, turns=summary.turns,
                    # Turns and boards set aside alike: what the review page will list.
-                   flagged=int(summary["flagged"]), set_aside=set_aside_count(summary), page_errors=page_errors,
-                   notes=tuple(result.report.get("notes", ())), closed_out=int(result.report.get("closed_out") or 0),
-                   outcome=match_outcome(result.match))
+                   flagged=summary.flagged, set_aside=summary.set_aside, page_errors=page_errors,
+                   notes=tuple(flag.text for flag in (*result.solved.notes, *scan_notes)),
+                   closed_out=result.solved.closed_out, outcome=match_outcome(result.match))
 
 
 def report_count(doc: Mapping[str, Any], key: str) -> int:
