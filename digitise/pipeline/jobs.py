@@ -13,7 +13,6 @@ from digitise.errors import DigitiseError, InputError
 from digitise.fileio import natural_key, real_path, why_absent
 from digitise.game.record import MatchOutcome
 from digitise.notation.mat import outcome_of_file
-from digitise.pipeline.options import report_count, set_aside_count
 from digitise.solve.corrections import read_reviewed
 
 #: Files that hold a whole match's pages (one match per file in a batch).
@@ -315,15 +314,10 @@ def skipped_as_converted(job: Job) -> JobResult:
     result = JobResult(job.name, "skipped", job.page_count, "already converted (use --force)").told(
         outcome_of_file(job.output))
     try:
-        doc, _ = read_reviewed(job.report)
-        summary = doc["summary"]
-        # What the first run said of the match's pages and doubts stays in the summary a re-run writes.
-        errors = tuple(str(e) for e in doc.get("page_errors", ()) if isinstance(e, str))
-        notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
-        return replace(result, turns=int(summary["turns"]), flagged=int(summary["flagged"]),
-                       set_aside=set_aside_count(summary), report=str(job.report),
-                       page_errors=errors, notes=notes, closed_out=report_count(doc, "closed_out"),
-                       games=report_count(summary, "games") or result.games)
+        counts = read_reviewed(job.report)
+        return replace(result, turns=counts.turns, flagged=counts.flagged, set_aside=counts.set_aside,
+                       report=str(job.report), page_errors=counts.page_errors, notes=counts.notes,
+                       closed_out=counts.closed_out, games=counts.games or result.games)
     except DigitiseError as exc:
         # Its review's corrections file cannot be read (a hand edit): named, not left to hide the match.
         return replace(result, report=str(job.report), notes=(exc.message,))

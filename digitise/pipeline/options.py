@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from digitise.errors import ExitCode
 from digitise.game.record import MatchOutcome
@@ -78,17 +78,3 @@ class ScanSummary:
                    flagged=summary.flagged, set_aside=summary.set_aside, page_errors=page_errors,
                    notes=tuple(flag.text for flag in (*result.solved.notes, *scan_notes)),
                    closed_out=result.solved.closed_out, outcome=match_outcome(result.match))
-
-
-def report_count(doc: Mapping[str, Any], key: str) -> int:
-    """A count a report keeps (0 when it does not say, or says it otherwise)."""
-    value = doc.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def set_aside_count(summary: Mapping[str, Any]) -> int:
-    """The boards set aside of a report's summary (0 for a report written before it said)."""
-    try:
-        return max(0, int(summary.get("set_aside", 0)))
-    except (TypeError, ValueError):
-        return 0

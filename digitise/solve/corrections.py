@@ -368,13 +368,31 @@ def save_corrections(path: str | Path, corrections: Mapping[tuple[int, int], str
     return write_atomic(path, corrections_to_json(corrections, report_name, header, summary, pages), overwrite=True)
 
 
-def read_reviewed(report: Path) -> tuple[dict[str, Any], CorrectionsFile | None]:
-    """A report's document with the summary its review left, and its corrections file (None when none).
+@dataclass(frozen=True, slots=True)
+class ReviewedCounts:
+    """What a report says of its match, with the summary its review left: what a batch's re-run tells of a match
+    converted before."""
+
+    turns: int
+    flagged: int
+    #: 0 for a report written before it counted them apart, and once reviewed (the corrections file keeps none).
+    set_aside: int
+    #: 0 where the report does not say.
+    games: int
+    closed_out: int
+    #: The scan's pages that could not be read, and the match's notes, as the report lists them.
+    page_errors: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def read_reviewed(report: Path) -> ReviewedCounts:
+    """A report's counts, with the summary its review left.
 
     The summary is the match as last re-solved on the review page when the
-    corrections file keeps one, else the scan's. Raises ``OSError``,
-    ``ValueError`` or ``TypeError`` for a report that cannot be read, and
-    :class:`InputError` for a bad corrections file.
+    corrections file keeps one, else the scan's. The report is read leniently
+    (a report from before a key was written still counts). Raises ``OSError``,
+    ``ValueError``, ``TypeError`` or ``KeyError`` for a report that cannot be
+    read, and :class:`InputError` for a bad corrections file.
     """
     try:
         doc = json_document(read_text(report, "a report"))
@@ -384,9 +402,27 @@ def read_reviewed(report: Path) -> tuple[dict[str, Any], CorrectionsFile | None]
         raise TypeError("not a JSON object")
     saved = corrections_path(report)
     kept = load_corrections_file(saved) if saved.exists() else None
-    if kept is not None and kept.summary is not None:
-        doc["summary"] = dict(kept.summary)
-    return doc, kept
+    summary = dict(kept.summary) if kept is not None and kept.summary is not None else doc["summary"]
+    # What the first run said of the match's pages and doubts stays in the summary a re-run writes.
+    errors = tuple(str(e) for e in doc.get("page_errors", ()) if isinstance(e, str))
+    notes = tuple(str(n) for n in doc.get("notes", ()) if isinstance(n, str))
+    return ReviewedCounts(turns=int(summary["turns"]), flagged=int(summary["flagged"]),
+                          set_aside=_set_aside_count(summary), games=_count(summary, "games"),
+                          closed_out=_count(doc, "closed_out"), page_errors=errors, notes=notes)
+
+
+def _count(doc: Mapping[str, Any], key: str) -> int:
+    """A count a report keeps (0 when it does not say, or says it otherwise)."""
+    value = doc.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _set_aside_count(summary: Mapping[str, Any]) -> int:
+    """The boards set aside of a report's summary (0 for a report written before it said)."""
+    try:
+        return max(0, int(summary.get("set_aside", 0)))
+    except (TypeError, ValueError):
+        return 0
 
 
 def corrections_path(report: str | Path) -> Path:
