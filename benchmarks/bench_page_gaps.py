@@ -54,10 +54,10 @@ def one_real_match(path: Path) -> tuple[str, int, int, bool, int, int]:
     lost = (len(pages) + 1) // 2
     pile = [p for p in pages if p.page != lost]
     result = solve(Readings(tuple(pile)), players=match.players, length=match.length)
-    turns = [t for g in result.report["games"] for t in g["turns"]]
-    first = next((t for t in turns if t["page"] > lost and t["action"] in ("move", "double")), None)
-    flagged = first is not None and any("a page missing?" in r for r in first["reasons"])
-    left_out = len({s["page"] for s in result.report["skipped"] if STRANGER_REASON in s["reasons"]})
+    turns = [t for g in result.solved.games for t in g.turns]
+    first = next((t for t in turns if t.page > lost and t.action in ("move", "double")), None)
+    flagged = first is not None and any("a page missing?" in r.text for r in first.reasons)
+    left_out = len({s.page for s in result.solved.skipped if any(r.text == STRANGER_REASON for r in s.reasons)})
     return path.name, len(pages), len(turns), flagged, left_out, compare(match, result.match, result.solved).silent
 
 
