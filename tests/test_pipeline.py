@@ -511,8 +511,7 @@ def _page_telling_runner(job: Job, options: ScanOptions) -> JobResult:
     from digitise.pipeline import executors
 
     for _ in range(job.page_count):
-        assert executors._page_read is not None
-        executors._page_read(job.name)
+        executors.tell_page_read(job.name)
     return _fake_runner(job, options)
 
 

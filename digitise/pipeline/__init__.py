@@ -34,6 +34,7 @@ from digitise.pipeline.executors import (
     LocalProcesses,
     OnCluster,
     run_job,
+    tell_page_read,
 )
 from digitise.pipeline.jobs import (
     ARCHIVE_SUFFIXES,
@@ -158,6 +159,7 @@ __all__ = [
     "solve_readings",
     "summary_csv_path",
     "summary_path",
+    "tell_page_read",
     "turned_page_note",
     "unread_boards_note",
 ]

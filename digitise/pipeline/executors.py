@@ -40,6 +40,13 @@ log = logging.getLogger(__name__)
 _page_read: Callable[[str], None] | None = None
 
 
+def tell_page_read(job_name: str) -> None:
+    """Tell the batch that a page of ``job_name`` was read, as :func:`run_job` does (for a batch's own
+    ``runner``); nothing when no batch listens."""
+    if _page_read is not None:
+        _page_read(job_name)
+
+
 def run_job(job: Job, options: ScanOptions) -> JobResult:
     """Scan one job; every failure becomes a result, so a batch never stops."""
     start = time.perf_counter()
