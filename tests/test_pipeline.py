@@ -335,22 +335,28 @@ def test_batch_progress_reports_every_job(tmp_path: Path) -> None:
     assert sorted(seen) == ["empty", "m1", "m2", "single"]
 
 
-def test_scanning_collects_the_youngest_generation_less_often() -> None:
+def test_scanning_collects_the_youngest_generation_less_often(tmp_path: Path) -> None:
+    """A scan raises the youngest generation's threshold for its process (a page that cannot be read is enough:
+    it is set before any page is read), never lowers it, and leaves collection switched off off."""
     import gc
 
-    from digitise.pipeline import convert
+    from digitise.pipeline import GC_YOUNG_THRESHOLD, scan
+
+    page = tmp_path / "p.png"
+    page.write_bytes(b"not an image")
+
+    def scanned_with(threshold: int) -> int:
+        gc.set_threshold(threshold, 10, 10)
+        with pytest.raises(InputError, match="not an image"):
+            scan([page], tmp_path / "m.mat", None, ScanOptions())
+        assert gc.get_threshold()[1:] == (10, 10)
+        return gc.get_threshold()[0]
 
     old = gc.get_threshold()
     try:
-        gc.set_threshold(700, 10, 10)
-        convert._fewer_collections()
-        assert gc.get_threshold() == (convert.GC_YOUNG_THRESHOLD, 10, 10)
-        gc.set_threshold(50_000, 10, 10)  # never lowered
-        convert._fewer_collections()
-        assert gc.get_threshold()[0] == 50_000
-        gc.set_threshold(0, 10, 10)  # collection switched off stays off
-        convert._fewer_collections()
-        assert gc.get_threshold()[0] == 0
+        assert scanned_with(700) == GC_YOUNG_THRESHOLD
+        assert scanned_with(50_000) == 50_000  # never lowered
+        assert scanned_with(0) == 0  # collection switched off stays off
     finally:
         gc.set_threshold(*old)
 
