@@ -945,11 +945,11 @@ def test_a_batchs_workers_share_one_page_memory_of_half_the_machines(tmp_path: P
     seen: list[object] = []
 
     def scan_seeing(*args: Any, **kwargs: Any) -> Any:
-        seen.append(page_memory._page_memory)
+        seen.append(page_memory.shared_page_memory())
         raise InputError("not a note")
 
     monkeypatch.setattr(executors, "scan", scan_seeing)  # run_job's own name for it
     job = Job("m1", (tmp_path / "p.png",), out / "m1.mat", out / "m1.report.json", 1)
     pipeline.run_job(job, ScanOptions(page_memory=(out / "x.lock", 8 * pipeline.PAGE_MEMORY_UNIT)))
     assert isinstance(seen[0], pipeline.PageBudget) and seen[0].units == 8
-    assert page_memory._page_memory is None
+    assert page_memory.shared_page_memory() is None

@@ -33,6 +33,11 @@ def share_page_memory(memory: PageMemory | None) -> PageMemory | None:
     return before
 
 
+def shared_page_memory() -> PageMemory | None:
+    """The memory pages decoded in this process now hold their peak in (:func:`share_page_memory`); None: none."""
+    return _page_memory
+
+
 def held_in_page_memory(pixels: int, pixel_bytes: int) -> AbstractContextManager[None]:
     """Hold a page's peak in the shared page memory, if there is one."""
     memory = _page_memory
