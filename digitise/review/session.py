@@ -694,6 +694,12 @@ class ReviewSession:
         else:
             self.mat_note = {"written": str(target)}
 
+    @property
+    def pictures_kept(self) -> tuple[int, int]:
+        """How many decoded pages and board crops are kept for speed (none after :meth:`forget_pictures`)."""
+        with self._lock:
+            return len(self._pages), len(self._crops)
+
     def forget_pictures(self) -> None:
         """Drop the decoded pages and crops kept for speed (memory); they are made again when asked for."""
         with self._lock:

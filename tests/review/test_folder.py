@@ -59,10 +59,10 @@ def test_only_a_few_sessions_keep_their_pictures_and_none_is_dropped(
     monkeypatch.setattr(folder_module, "OPEN_SESSIONS", 1)
     folder = ReviewFolder(batch_folder)
     first = folder.session(1)
-    assert first.crop_png(1, 3) is not None and first._pages and first._crops
+    assert first.crop_png(1, 3) is not None and all(first.pictures_kept)
     first.correct(TRUE_PLAY)
     second = folder.session(2)
-    assert not first._pages and not first._crops
+    assert first.pictures_kept == (0, 0)
     assert [m["opened"] for m in folder.matches()] == [True, True]
     assert folder.session(1) is first and folder.session(2) is second
     assert first.state()["corrections"] == [{"page": 1, "board": 3, "text": "51: 22/21 8/3"}]
