@@ -335,9 +335,8 @@ def test_an_illegal_move_recorded_is_written_as_the_nearest_legal_play() -> None
              "centre": (CellReading((6,), 1.0),)}
     evidence = BoardEvidence(BoardReading(1, marks, crossed=1.0))
     state = State(position, Side.BOTTOM, Cube(), None, MatchState(0), 1)
-    searcher = Searcher([evidence], 0)
-    options: list[Any] = []
-    searcher._illegal_moves(state, (), "", Side.BOTTOM, evidence, options)
+    explained = Searcher([evidence], 0).explain(state, evidence, None)
+    options = [o for o in explained if any(e.kind == "move" and e.illegal for e in o.events)]
     assert options, "the marks are read as the illegal move they show"
     legal = {p.result for p in legal_plays(position, roll)}
     for option in options:
