@@ -104,7 +104,7 @@ class PlayPrior:
         equities, best = found
         if not equities:
             return 0.0
-        equity = equities.get(_key(play.result))
+        equity = equities.get(play_key(play.result))
         if equity is None:
             return 0.0
         return max(self.weight * (equity - best), self.floor)
@@ -117,7 +117,9 @@ def _version(package: str) -> str:
         return "(version unknown)"
 
 
-def _key(result: Position) -> str:
+def play_key(result: Position) -> str:
+    """How an evaluator's equities name a play: GNU Backgammon's key of the position it leaves (``result``, from
+    the mover's side). Needs ``gnubg-nn``."""
     # imported here: an optional package (gnubg-nn, the `prior` extra)
     import gnubg_nn
 

@@ -13,7 +13,7 @@ from digitise.game.rules import ALL_ROLLS, Roll, legal_plays
 from digitise.notation.mat import read_mat
 from digitise.notation.readings import BoardReading, CellReading, paginate
 from digitise.solve import solve
-from digitise.solve.prior import FLOOR, PlayPrior
+from digitise.solve.prior import FLOOR, PlayPrior, play_key
 from tests.conftest import real_matches
 
 MATCHES = real_matches()
@@ -71,9 +71,7 @@ def test_prior_is_floored_and_dances_are_free() -> None:
     assert prior.log_prior(pos, roll, worst) == 0.0
     assert prior.log_prior(pos, roll, None) == 0.0
 
-    from digitise.solve import prior as prior_module
-
-    equities = {prior_module._key(p.result): (0.0 if p is plays[0] else -5.0) for p in plays}
+    equities = {play_key(p.result): (0.0 if p is plays[0] else -5.0) for p in plays}
     steep = PlayPrior(lambda p, r: equities, weight=10.0)
     assert steep.log_prior(pos, roll, plays[0]) == 0.0
     assert all(steep.log_prior(pos, roll, p) == FLOOR for p in plays[1:])
@@ -131,11 +129,9 @@ def test_prior_picks_between_plays_of_one_roll() -> None:
     flat_turn = flat.report["games"][0]["turns"][1]
     assert flat_turn["dice"] == [2, 1]
 
-    from digitise.solve import prior as prior_module
-
     def likes(move: str) -> object:
         def evaluate(pos: Position, roll: Roll) -> dict[str, float]:
-            return {prior_module._key(p.result): (0.0 if set(str(p).split()) == set(move.split()) else -0.2) for p in legal_plays(pos, roll)}
+            return {play_key(p.result): (0.0 if set(str(p).split()) == set(move.split()) else -0.2) for p in legal_plays(pos, roll)}
         return evaluate
 
     for move in ("6/4 6/5", "8/7 6/4"):
