@@ -243,23 +243,26 @@ def test_a_batch_clears_what_a_killed_worker_left_half_written(tmp_path: Path) -
 
 def test_unfinished_writes_can_be_taken_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a batch worker told to stop (SIGTERM) removes before it goes: the writes it is in the middle of."""
-    import os
 
     from digitise import fileio
 
-    seen: list[str] = []
+    seen: list[Path] = []
+    taken_back: list[Path] = []
 
     def stopped(fd: int) -> None:
-        seen.extend(fileio._UNFINISHED)
-        assert all(os.path.exists(tmp) for tmp in seen)
+        seen.extend(p for p in tmp_path.iterdir() if fileio.TEMP_NAME.match(p.name))
         fileio.remove_unfinished()
+        taken_back.extend(p for p in seen if not p.exists())
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fileio.os, "fsync", stopped)
     with pytest.raises(KeyboardInterrupt):
         write_atomic(tmp_path / "m.mat", "text")
-    assert len(seen) == 1 and not os.path.exists(seen[0]) and list(tmp_path.iterdir()) == []
-    assert not fileio._UNFINISHED
+    assert len(seen) == 1 and taken_back == seen and list(tmp_path.iterdir()) == []
+    # Taken back once: a file later under that name is no write of this one's.
+    seen[0].write_text("another's")
+    fileio.remove_unfinished()
+    assert seen[0].exists()
 
 
 def test_a_named_pipe_among_the_pages_fails_its_match_without_waiting(tmp_path: Path) -> None:
