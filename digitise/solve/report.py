@@ -147,6 +147,10 @@ def build_result(path: list[Node], places: list[tuple[int, int]], evidence: list
             if reasons:
                 skipped.append(skipped_board(place, reasons))
             continue
+        if state.is_over and board_actions:
+            # A turn after the match was won is no part of it: the .mat ends with the match, as gnubg's does.
+            skipped.append(skipped_board(place, reasons if AFTER_THE_END in reasons else [*reasons, AFTER_THE_END]))
+            continue
         if ev is not None and doubtful:
             reasons.append(LOW_CONFIDENCE)
         elif ev is not None and id(node) in costly:

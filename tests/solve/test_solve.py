@@ -22,7 +22,7 @@ from digitise.game.record import ActionKind, MatchRecord
 from digitise.game.rules import Roll, legal_plays
 from digitise.notation.encode import encode_match
 from digitise.notation.marks import CELL_NAMES, NUMBER_CELLS, cell_of_point
-from digitise.notation.mat import format_mat, read_mat
+from digitise.notation.mat import format_mat, parse_mat, read_mat
 from digitise.notation.noise import HEAVY, noisy_readings
 from digitise.notation.readings import (
     BoardReading,
@@ -1589,3 +1589,19 @@ def test_a_shaky_board_its_own_marks_decide_is_not_flagged_for_later_boards() ->
     decided = {(t["page"], t["board"]) for t in _turns(result) if "later-boards-decided" in t["reason_codes"]}
     assert (1, 5) in decided and decided <= shaky
     assert len(shaky & {(t["page"], t["board"]) for t in _turns(result) if not t["flagged"]}) >= 2
+
+
+def test_a_turn_after_the_match_was_won_is_set_aside_not_written() -> None:
+    """A board that must be a turn after the match was won (here by a reviewer's correction) is set aside
+    as after the end: the .mat ends with the match, so our reader and gnubg take it."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "alice-bruno.mat"
+    match = read_mat(sample).match
+    readings = _certain(match)
+    second = solve(readings, players=match.players, length=match.length).solved.games[1].turns[0]
+    assert second.dice is not None
+    text = f"{second.player} {second.dice[0]}{second.dice[1]}: {second.move}"
+    result = solve(readings, players=match.players, length=1, corrections={(second.page, second.board): text})
+    assert len(result.match.games) == 1
+    assert parse_mat(format_mat(result.match)).ok
+    (kept,) = [s for s in result.solved.skipped if (s.page, s.board) == (second.page, second.board)]
+    assert kept.flagged and [flag.reason.value for flag in kept.reasons] == ["after-the-end"]
