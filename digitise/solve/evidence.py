@@ -30,6 +30,9 @@ _FLOOR = 1e-4
 UNREADABLE_CELL = math.log(0.5)
 #: A cell whose best reading is less likely than this is one the reader was unsure of.
 SHAKY = 0.8
+#: A cell whose best reading is less likely than this may hold a digit the reader did not list: the rolls
+#: its digits changed one at a time spell are weighed (:attr:`BoardEvidence.doubt_rolls`).
+DOUBTFUL = 0.98
 _FLAG_FLOOR = 1e-3
 #: Most candidates of one cell whose readings make rolls of their own.
 WEIGHED = 5
@@ -166,6 +169,7 @@ class BoardEvidence:
         self.arrow_yes, self.arrow_no = _flag_scores(reading.arrow)
         self.letters_yes, self.letters_no = _flag_scores(reading.letters)
         self.rolls, self.near_rolls = self._roll_candidates()
+        self.doubt_rolls = self._doubt_rolls()
         #: The reader was unsure of some cell: the truth may be a digit it did not list.
         self.shaky = any(
             max((c.probability for c in candidates), default=1.0) < SHAKY for candidates in reading.cells.values()
@@ -340,6 +344,28 @@ class BoardEvidence:
             # and the board looks certain (a bear-off of 5-5 read as "6666 or nothing").
             near += [roll for roll in ALL_ROLLS if roll not in exact and roll not in near]
         return ranked[:6], near
+
+    def _doubt_rolls(self) -> list[Roll]:
+        """Rolls spelt by the best reading with one digit of a cell read less surely than :data:`DOUBTFUL`
+        changed to another: every legal play of them is weighed, for a sure-looking misread ("4" read "6"
+        at 97 %) spells another legal play, and the true one, spelt by no reading, never shows as a rival."""
+        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
+        out: set[Roll] = set()
+        for name, candidates in self.reading.cells.items():
+            if name not in base or not base[name]:
+                continue
+            if max((c.probability for c in candidates), default=1.0) >= DOUBTFUL:
+                continue
+            for i, digit in enumerate(base[name]):
+                for other in range(1, 7):
+                    if other == digit:
+                        continue
+                    changed = dict(base)
+                    changed[name] = base[name][:i] + (other,) + base[name][i + 1:]
+                    played = [d for n, ds in changed.items() if n != "centre" for d in ds]
+                    unplayed = sorted(set(changed.get("centre", ())))
+                    out.update(_exact_rolls(played, unplayed))
+        return sorted(out, key=lambda r: (r.high, r.low))
 
 
 def _worth_weighing(candidates: list[tuple[tuple[int, ...], float]]) -> list[tuple[tuple[int, ...], float]]:

@@ -577,7 +577,9 @@ class Searcher:
             # the marks read best as a dance: its record is only the crossed dice, so one digit the
             # reader missed turns a played roll into a dance (a "1" on B4 lost, a crossed "6" read as 6-6).
             unsure = thorough and (ev.shaky or best_dances)
-            for rolls in (ev.rolls, ev.near_rolls) if wide or unsure else ():
+            # Elsewhere a sure-looking misread spells another legal play: the true one is weighed for later boards.
+            weighed = (ev.rolls, ev.near_rolls) if wide or unsure else (ev.doubt_rolls,) if thorough else ()
+            for rolls in weighed:
                 for roll in rolls:
                     if opening and roll.is_double:
                         continue

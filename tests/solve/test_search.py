@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ from digitise.game.record import GameRecord, MatchRecord
 from digitise.notation.encode import encode_match
 from digitise.notation.mat import format_mat, read_mat
 from digitise.notation.noise import HEAVY, noisy_readings
-from digitise.notation.readings import Readings, paginate
+from digitise.notation.readings import CellReading, Readings, certain_reading, paginate
 from digitise.solve import report_to_json, solve
 from digitise.solve import search as search_module
+from digitise.solve.compare import compare
 from digitise.solve.nodes import Node, State, Summary, first_recorded, record_end
 from digitise.solve.search import SearchMethod
 
@@ -109,3 +111,22 @@ def test_settling_best_first_records_what_settling_in_turn_records(shape: list[i
         return [(node.best, list(node.kids.items())) for node in nodes]
 
     assert settled(best_first=True) == settled(best_first=False)
+
+
+@pytest.mark.parametrize(("board", "cell", "misread"), [(1, "W5", 3), (17, "W3", 3), (34, "B1", 2)])
+def test_a_sure_looking_misread_that_spells_another_play_is_found_or_flagged(board: int, cell: str,
+                                                                           misread: int) -> None:
+    """One point digit read as another at 97 %, the true one not listed: the play it spells is legal too, and
+    the later boards, written from the true position, must undo it or flag it, never carry it on unflagged."""
+    match = read_mat(SAMPLES / "alice-bruno.mat").match
+    boards = [certain_reading(k % 8 + 1, b.marks) for k, b in enumerate(encode_match(match))]
+    (written,) = boards[board].cells[cell][0].digits
+    assert misread != written
+    cells = dict(boards[board].cells)
+    cells[cell] = (CellReading((misread,), 0.97), CellReading(tuple(sorted((written, misread))), 0.012),
+                   CellReading((), 0.01))
+    boards[board] = replace(boards[board], cells=cells)
+    result = solve(paginate(boards, "misread"), players=match.players, length=match.length)
+    found = compare(match, result.match, result.solved)
+    assert found.silent == 0, found.differences
+    assert found.right == found.turns or found.flagged > 0
