@@ -27,11 +27,13 @@ from digitise.vision.grid import (
     upright_edge_contrast,
 )
 from digitise.vision.images import PageImage, darkest_channel
-from digitise.vision.layout import MIN_SEEN_SHARE, fit_layout, print_map, same_boards, way_up
+from digitise.vision.layout import MIN_SEEN_SHARE, LayoutFit, fit_layout, print_map, same_boards, way_up
 from digitise.vision.page import FoundMarker, PageFit, detect_markers, fit_markers, rotation_of
 
 #: Long side of the working copy used for locating (pixels).
 WORK_LONG_SIDE = 1800
+#: A working copy longer than this whose lines do not fit is tried again halved (:func:`_by_lines`).
+HALVE_ABOVE = 1400
 #: A page needs at least this many of its boards found ...
 MIN_BOARDS = 6
 #: (as large a share of a note of fewer boards, another print's: :func:`_boards_needed`) ...
@@ -188,7 +190,7 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray
     :func:`~digitise.vision.layout.way_up`).
     """
     try:
-        fitted = fit_layout(small, full=full)
+        fitted, back = _fit_layout_halved_if_need_be(small, full)
     except LayoutError:
         return None
     # digitise's own print is never mirrored: its lines alone say it is one (its dots may look like numbers).
@@ -199,9 +201,22 @@ def _by_lines(small: np.ndarray, templates: Sequence[Template], full: np.ndarray
         onto = print_map(fitted.template, template)
         if onto is not None and not template.markers:
             way_up(fitted, vouched=True)
-            return template, fitted.homography @ onto, ()
+            return template, back @ fitted.homography @ onto, ()
     way_up(fitted)
-    return fitted.template, fitted.homography, fitted.unread
+    return fitted.template, back @ fitted.homography, fitted.unread
+
+
+def _fit_layout_halved_if_need_be(small: np.ndarray, full: np.ndarray | None) -> tuple[LayoutFit, np.ndarray]:
+    """:func:`fit_layout` of ``small``, or of it halved when that fails on a working copy over
+    :data:`HALVE_ABOVE` px long (a page scanned just small enough not to be reduced keeps the speckle of a
+    photocopy that a reduction averages away); with the scale that maps the fit's px back onto ``small``."""
+    try:
+        return fit_layout(small, full=full), _scale(1.0)
+    except LayoutError:
+        if max(small.shape[:2]) <= HALVE_ABOVE:
+            raise
+    halved = cv2.resize(small, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    return fit_layout(halved, full=full), _scale(2.0)
 
 
 def _mirror_image(source: str, number: int, washed_out: float | None) -> PageError:

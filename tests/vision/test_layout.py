@@ -380,3 +380,14 @@ def test_the_squares_of_a_sheared_page_of_another_print_lean_as_the_page_does() 
     lean = offsets[:, :2, 0].mean(axis=1) - offsets[:, 2:, 0].mean(axis=1)
     assert abs(float(lean.mean())) < 0.05
     assert float(np.linalg.norm(offsets, axis=2).max()) < 0.4
+
+
+def test_a_photocopied_page_just_too_small_to_be_reduced_is_found_by_its_lines() -> None:
+    """At its own 1754 px the photocopy's speckle hides its lines; halved, they fit (tests/data/README.md)."""
+    image = cv2.imread(str(ROOT / "tests" / "data" / "photocopy_club_page_not_reduced.jpg"))
+    assert max(image.shape[:2]) <= WORK_LONG_SIDE
+    reading, _ = analyse_page(PageImage("page.jpg", 1, image), [load_template("a4"), load_template("letter")],
+                              header=False)
+    assert reading.header["method"]["value"] == "lines"
+    assert len(reading.boards) == 8
+    assert sum(1 for board in reading.boards if board.cells) >= 7
