@@ -279,6 +279,11 @@ class BoardEvidence:
             return False
         return max(c.probability for c in candidates) < 0.5
 
+    def _best_digits(self) -> dict[str, tuple[int, ...]]:
+        """The reader's best guess of every digit cell; a cell listed with no candidate at all (all of it
+        unreadable) points to no digits."""
+        return {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
+
     def _roll_candidates(self) -> tuple[list[Roll], list[Roll]]:
         """Rolls the written digits point to, with a rough digit-level score, best first.
 
@@ -288,24 +293,20 @@ class BoardEvidence:
         digit away from the best guess are kept as repairs for a dropped,
         spurious or unlisted digit.
         """
-        # A cell listed with no candidate at all (all of it unreadable) points to no digits.
-        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
+        base = self._best_digits()
         variants = _variants(
             {name: _worth_weighing(c) for name, c in self._candidates.items() if name not in NUMBER_CELLS and c},
             limit=16)
         exact: dict[Roll, float] = {}
         for cost, variant in variants:
-            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
-            unplayed = sorted(set(variant.get("centre", ())))
-            for roll in _exact_rolls(played, unplayed):
+            for roll in _spelt_rolls(variant):
                 if cost > exact.get(roll, -math.inf):
                     exact[roll] = cost
         # Rolls a digit away from the likeliest readings: repairs for a digit the reader
         # dropped, invented, or misread without listing the truth.
         distances: dict[Roll, int] = {}
         for _, variant in [(0.0, base)] + variants[1:4]:
-            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
-            unplayed = sorted(set(variant.get("centre", ())))
+            played, unplayed = _dice(variant)
             for roll in ALL_ROLLS:
                 distance = _roll_distance(roll, played, unplayed)
                 if distance < distances.get(roll, 99):
@@ -320,16 +321,13 @@ class BoardEvidence:
         # Each variant with the rolls its digits make exactly: plays are read off these marks.
         self.variants: list[tuple[dict[str, tuple[int, ...]], list[Roll]]] = []
         for _cost, variant in variants:
-            played = [d for name, ds in variant.items() if name != "centre" for d in ds]
-            unplayed = sorted(set(variant.get("centre", ())))
-            rolls = _exact_rolls(played, unplayed)
+            rolls = _spelt_rolls(variant)
             if rolls:
                 self.variants.append(({k: v for k, v in variant.items() if v}, rolls))
         # The best guess with one digit moved to the point square beside it: the play such a slip
         # hides is spelt by no reading (:data:`DISPLACED`), so it is tried on its own.
         self.displaced: list[tuple[dict[str, tuple[int, ...]], list[Roll]]] = []
-        base_rolls = _exact_rolls([d for name, ds in base.items() if name != "centre" for d in ds],
-                                  sorted(set(base.get("centre", ()))))
+        base_rolls = _spelt_rolls(base)
         if DISPLACED < 0.0 and base_rolls:
             for name, digits in base.items():
                 for digit in sorted(set(digits)):
@@ -349,7 +347,7 @@ class BoardEvidence:
         """Rolls spelt by the best reading with one digit of a cell read less surely than :data:`DOUBTFUL`
         changed to another: every legal play of them is weighed, for a sure-looking misread ("4" read "6"
         at 97 %) spells another legal play, and the true one, spelt by no reading, never shows as a rival."""
-        base = {name: c[0][0] for name, c in self._candidates.items() if name not in NUMBER_CELLS and c}
+        base = self._best_digits()
         out: set[Roll] = set()
         for name, candidates in self.reading.cells.items():
             if name not in base or not base[name]:
@@ -362,9 +360,7 @@ class BoardEvidence:
                         continue
                     changed = dict(base)
                     changed[name] = base[name][:i] + (other,) + base[name][i + 1:]
-                    played = [d for n, ds in changed.items() if n != "centre" for d in ds]
-                    unplayed = sorted(set(changed.get("centre", ())))
-                    out.update(_exact_rolls(played, unplayed))
+                    out.update(_spelt_rolls(changed))
         return sorted(out, key=lambda r: (r.high, r.low))
 
 
@@ -406,6 +402,17 @@ def _variants(candidates: dict[str, list[tuple[tuple[int, ...], float]]],
                     score = sum(lists[k][nxt[k]][1] for k in range(len(names)))
                     heapq.heappush(heap, (-score, nxt))
     return out
+
+
+def _dice(cells: Mapping[str, tuple[int, ...]]) -> tuple[list[int], list[int]]:
+    """The dice a board's digits say: played ones in point and off squares, unplayed ones (each once) in the centre."""
+    return ([d for name, ds in cells.items() if name != "centre" for d in ds],
+            sorted(set(cells.get("centre", ()))))
+
+
+def _spelt_rolls(cells: Mapping[str, tuple[int, ...]]) -> list[Roll]:
+    """The rolls ``cells``' digits spell exactly."""
+    return _exact_rolls(*_dice(cells))
 
 
 def _exact_rolls(played: list[int], unplayed: list[int]) -> list[Roll]:
